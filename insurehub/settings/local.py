@@ -1,0 +1,7 @@
+"""Developer and demo settings: DEBUG on, a fixed non-secret key unless one is given."""
+
+from .base import *  # noqa: F403
+from .base import env_bool
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+SECRET_KEY = SECRET_KEY or "insecure-local-development-key-do-not-use-in-production"  # noqa: F405

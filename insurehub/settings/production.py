@@ -1,0 +1,26 @@
+"""Production settings: refuse to start without a real secret; secure cookies and HTTPS."""
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .base import *  # noqa: F403
+from .base import env_bool, env_int
+
+if not SECRET_KEY or len(SECRET_KEY) < 50:  # noqa: F405
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a long random value in production")
+
+DEBUG = False
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+if not CREDENTIALS_KEY:  # noqa: F405
+    raise ImproperlyConfigured("INSUREHUB_CREDENTIALS_KEY must be set (a Fernet key) in production")

@@ -1,0 +1,140 @@
+"""Anka Sigorta: REST/JSON, the HTTP status carries the error, `Retry-After` in seconds.
+
+Issuance is safe to re-send: Anka honours `Idempotency-Key`, answering a repeat with the
+original policy, so the re-send itself is how we ask for the state after an ambiguous failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from integrations.adapters.base import (
+    InsurerAdapter,
+    json_body,
+    parse_money,
+    parse_utc,
+    path_part,
+    pick,
+    status_refusal,
+)
+from integrations.adapters.registry import register
+from integrations.channel import Call, Reply
+from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.taxonomy import ErrorKind, Refusal
+from integrations.waits import hint_from_retry_after
+
+ERROR_TABLE: dict[str, ErrorKind] = {
+    "VALIDATION": ErrorKind.VALIDATION,
+    "AUTH_INVALID": ErrorKind.AUTH,
+    "PRODUCT_NOT_ALLOWED": ErrorKind.NOT_ALLOWED,
+    "NOT_FOUND": ErrorKind.NOT_FOUND,
+    "ADDRESS_NOT_FOUND": ErrorKind.NOT_FOUND,
+    "QUOTE_EXPIRED": ErrorKind.EXPIRED,
+    "NOT_ELIGIBLE": ErrorKind.BUSINESS_REJECT,
+    "RISK_DECLINED": ErrorKind.BUSINESS_REJECT,
+    "IDEMPOTENCY_MISMATCH": ErrorKind.BUSINESS_REJECT,
+    "RATE_LIMITED": ErrorKind.THROTTLED,
+}
+
+# The Turkish text an agent sees for Anka's business refusals.
+AGENT_MESSAGES = {
+    "NOT_ELIGIBLE": "Araç teminata uygun değil",
+    "RISK_DECLINED": "Risk kabul edilmedi",
+    "PRODUCT_NOT_ALLOWED": "Bu ürün için yetkiniz yok",
+    "QUOTE_EXPIRED": "Teklifin süresi dolmuş",
+}
+
+POLICY_STATUSES = {"ACTIVE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "EXPIRED": PolicyStatus.EXPIRED}
+
+
+VEHICLE_FIELDS = ("plate", "owner_id", "registration_serial", "usage")
+KASKO_FIELDS = (*VEHICLE_FIELDS, "model_year", "brand_code", "model_code")
+DASK_FIELDS = (
+    "uavt_code",
+    "building_id",
+    "construction_type",
+    "construction_year",
+    "floor_count",
+    "gross_m2",
+    "damage_status",
+    "owner_id",
+)
+
+
+@register
+class AnkaAdapter(InsurerAdapter):
+    code = "anka"
+    name = "Anka Sigorta"
+    credential_fields = ("api_key",)
+    error_table = ERROR_TABLE
+
+    def _call(self, method: str, path: str, *, json: Any = None, headers: dict[str, str] | None = None, name: str = "main") -> Call:
+        return Call(method, path, json=json, headers={"X-Api-Key": self.credentials["api_key"], **(headers or {})}, name=name)
+
+    def _read(self, reply: Reply) -> dict[str, Any]:
+        """Success body, or a `Refusal` carrying Anka's code and its wait signal."""
+        if 200 <= reply.status < 300:
+            body = json_body(reply)
+            if not isinstance(body, dict):
+                raise Refusal("MALFORMED_BODY", "JSON object expected")
+            return body
+        wait = hint_from_retry_after(reply.headers.get("Retry-After"))
+        try:
+            body = json_body(reply)
+        except Refusal as refusal:
+            refusal.wait = wait
+            raise
+        error = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(error, dict) or not isinstance(error.get("code"), str):
+            refusal = status_refusal(reply, "error body without a code")
+            refusal.wait = wait
+            raise refusal
+        code = error["code"]
+        message = AGENT_MESSAGES.get(code) or str(error.get("message") or "")
+        field = error.get("field") if isinstance(error.get("field"), str) else None
+        kind = ErrorKind.UNAVAILABLE if reply.status >= 500 else None
+        raise Refusal(code, message, field=field, wait=wait, kind=kind)
+
+    def _read_quote(self, reply: Reply) -> Quote:
+        body = self._read(reply)
+        details = {k: body[k] for k in ("coverages", "sum_insured") if k in body}
+        return Quote(
+            quote_no=str(body["quote_no"]),
+            premium=parse_money(body["premium"]),
+            currency=str(body["currency"]),
+            valid_until=parse_utc(body["valid_until"]),
+            details=details,
+        )
+
+    def _read_policy(self, reply: Reply) -> Policy:
+        body = self._read(reply)
+        return Policy(policy_no=str(body["policy_no"]), status=POLICY_STATUSES[body["status"]])
+
+    def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self.channel.exchange(self._call("POST", "/v1/quotes/trafik", json=pick(data, *VEHICLE_FIELDS)), self._read_quote)
+
+    def kasko_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self.channel.exchange(self._call("POST", "/v1/quotes/kasko", json=pick(data, *KASKO_FIELDS)), self._read_quote)
+
+    def dask_address(self, data: Mapping[str, Any]) -> Address:
+        def read(reply: Reply) -> Address:
+            body = self._read(reply)
+            return Address(uavt_code=str(body["uavt_code"]), address=str(body["address"]), building_id=str(body["building_id"]))
+
+        return self.channel.exchange(self._call("GET", f"/v1/dask/addresses/{path_part(data.get('uavt_code'))}"), read)
+
+    def dask_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self.channel.exchange(self._call("POST", "/v1/quotes/dask", json=pick(data, *DASK_FIELDS)), self._read_quote)
+
+    def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
+        call = self._call(
+            "POST",
+            "/v1/policies",
+            json=pick(data, "quote_no", "payment_token"),
+            headers={"Idempotency-Key": reference},
+        )
+        return self.channel.exchange(call, self._read_policy)
+
+    def policy_status(self, data: Mapping[str, Any]) -> Policy:
+        return self.channel.exchange(self._call("GET", f"/v1/policies/{path_part(data.get('policy_no'))}"), self._read_policy)

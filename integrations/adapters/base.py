@@ -1,0 +1,138 @@
+"""The common interface every insurer adapter implements.
+
+An adapter describes one insurer: how each operation's request looks, how to read its answers,
+and a table from its raw error codes to the taxonomy. It never retries, never sleeps and never
+classifies by itself: the channel translates, the retry engine decides.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from integrations.channel import Channel, Reply
+from integrations.results import Address, Policy, Quote
+from integrations.taxonomy import ErrorKind, Refusal
+
+# What an answer without an insurer code of its own means, by HTTP status.
+GENERIC_STATUS_KINDS: dict[int, ErrorKind] = {
+    400: ErrorKind.VALIDATION,
+    401: ErrorKind.AUTH,
+    403: ErrorKind.NOT_ALLOWED,
+    404: ErrorKind.NOT_FOUND,
+    408: ErrorKind.TIMEOUT,
+    429: ErrorKind.THROTTLED,
+}
+
+
+def status_refusal(reply: Reply, message: str = "") -> Refusal:
+    """A refusal for an answer that carries no insurer code: an HTML gateway page, an empty body."""
+    kind = GENERIC_STATUS_KINDS.get(reply.status)
+    if kind is None and reply.status >= 500:
+        kind = ErrorKind.UNAVAILABLE
+    if not message:
+        message = "empty body" if not reply.content else f"unexpected {reply.content_type or 'body'}"
+    return Refusal(str(reply.status), message, kind=kind)
+
+
+def json_body(reply: Reply) -> Any:
+    """Parse a JSON body, or explain (as a `Refusal`) why this answer is not one."""
+    if not reply.content.strip():
+        raise status_refusal(reply, "empty body") if reply.status >= 300 else Refusal(
+            "EMPTY_BODY", "empty body where an answer was expected"
+        )
+    try:
+        return json.loads(reply.content)
+    except ValueError:
+        if reply.status >= 300:
+            raise status_refusal(reply) from None
+        raise Refusal("MALFORMED_BODY", f"not JSON ({reply.content_type or 'no content type'})") from None
+
+
+def parse_money(value: Any) -> Decimal:
+    """Money arrives as a decimal string; a float or garbage is a malformed answer, not a price."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError(f"premium is not a decimal string: {value!r}")
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation as exc:
+        raise ValueError(f"premium is not a decimal: {value!r}") from exc
+    if not amount.is_finite() or amount < 0:
+        raise ValueError(f"premium out of range: {value!r}")
+    return amount.quantize(Decimal("0.01"))
+
+
+def parse_utc(value: Any) -> datetime:
+    if not isinstance(value, str):
+        raise ValueError(f"timestamp is not a string: {value!r}")
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+class InsurerAdapter(ABC):
+    code: ClassVar[str]
+    name: ClassVar[str]
+    products: ClassVar[tuple[str, ...]] = ("trafik", "kasko", "dask")
+    credential_fields: ClassVar[tuple[str, ...]]
+    error_table: ClassVar[Mapping[str, ErrorKind]]
+
+    def __init__(self, *, channel: Channel, credentials: Mapping[str, str]) -> None:
+        missing = [f for f in self.credential_fields if not credentials.get(f)]
+        if missing:
+            raise ValueError(f"{self.code} credentials need {', '.join(missing)}")
+        self.channel = channel
+        self.credentials = dict(credentials)
+
+    @abstractmethod
+    def trafik_quote(self, data: Mapping[str, Any]) -> Quote: ...
+
+    @abstractmethod
+    def kasko_quote(self, data: Mapping[str, Any]) -> Quote: ...
+
+    @abstractmethod
+    def dask_address(self, data: Mapping[str, Any]) -> Address: ...
+
+    @abstractmethod
+    def dask_quote(self, data: Mapping[str, Any]) -> Quote: ...
+
+    @abstractmethod
+    def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
+        """Issue the quote `data["quote_no"]`, carrying `reference` wherever the insurer accepts one."""
+
+    @abstractmethod
+    def policy_status(self, data: Mapping[str, Any]) -> Policy: ...
+
+    def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
+        """Ask the insurer whether an earlier, unanswered issuance went through.
+
+        Called before any re-send after an ambiguous failure. The default answers "not known"
+        without a call, which is right only for insurers that deduplicate by our reference
+        (Anka's Idempotency-Key, Çınar's request_ref): re-sending is then itself the question.
+        """
+        return None
+
+    def run(self, operation: str, data: Mapping[str, Any], *, reference: str = "") -> Quote | Address | Policy:
+        if operation == "issue_policy":
+            return self.issue_policy(data, reference=reference)
+        return getattr(self, operation)(data)
+
+
+def pick(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """The named platform fields; a missing one is sent as null for the insurer to refuse.
+
+    Validation of what agents type happens before fan-out (the quote desk); the probe sends
+    what it is given, so what the insurer says about bad input can be seen and classified.
+    """
+    return {key: data.get(key) for key in keys}
+
+
+def path_part(value: Any) -> str:
+    """A value placed in a URL path, escaped so no input can change which resource is asked for."""
+    return quote("" if value is None else str(value), safe="")

@@ -1,0 +1,277 @@
+"""The one translation point between the platform and an insurer.
+
+Every request to every insurer goes through `Channel.exchange`: it sends with `requests`
+(library-level retries off: retrying belongs to the retry engine alone), turns transport
+failures and the adapter's reading of the answer into an `InsurerError` of the taxonomy, and
+records the attempt. Adapters only describe their insurer: URLs, bodies and a code table.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import requests
+from django.conf import settings
+from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
+from urllib3.exceptions import NewConnectionError
+
+from integrations.classification import classify
+from integrations.recording import MAX_RAW_SAMPLE, AttemptRecord, AttemptRecorder
+from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, Refusal
+from integrations.validators import mask_identities_in_text
+
+T = TypeVar("T")
+
+# An answer larger than this is not an insurer's answer to a quote; refuse to hold it.
+MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+
+
+@dataclass
+class Call:
+    """One HTTP request an adapter wants sent. `name` tells helper calls apart in the log."""
+
+    method: str
+    path: str
+    json: Any = None
+    body: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    params: dict[str, str] | None = None
+    name: str = "main"
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: CaseInsensitiveDict
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+    def sample(self) -> str:
+        return mask_identities_in_text(self.text[:MAX_RAW_SAMPLE])
+
+
+@dataclass
+class CallContext:
+    """Who is calling, for what: written on every attempt row."""
+
+    insurer_code: str
+    operation: str
+    product: str = ""
+    account_key: str = ""
+    reference: str = ""
+    attempt_no: int = 1
+    # time.monotonic() instant after which no request may be started or waited on.
+    deadline_at: float | None = None
+    attempt_timeout: float = 10.0
+
+
+_sessions = threading.local()
+
+
+def _session() -> requests.Session:
+    """One keep-alive session per thread: `requests.Session` is not safe to share across threads."""
+    session = getattr(_sessions, "session", None)
+    if session is None:
+        session = requests.Session()
+        # max_retries=0: urllib3 must never resend behind the retry engine's back.
+        adapter = HTTPAdapter(max_retries=0, pool_connections=8, pool_maxsize=8)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        session.trust_env = False
+        _sessions.session = session
+    return session
+
+
+class Channel:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        context: CallContext,
+        recorder: AttemptRecorder,
+        error_table: Mapping[str, ErrorKind],
+        session: requests.Session | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.context = context
+        self.recorder = recorder
+        self.error_table = error_table
+        self._session = session
+        self.last_http_status: int | None = None
+
+    def remaining(self) -> float | None:
+        if self.context.deadline_at is None:
+            return None
+        return self.context.deadline_at - time.monotonic()
+
+    def exchange(self, call: Call, read: Callable[[Reply], T]) -> T:
+        """Send `call`, read the answer with `read`; return its result or raise `InsurerError`."""
+        remaining = self.remaining()
+        if remaining is not None and remaining <= 0.05:
+            # Nothing is sent, so nothing is recorded: the insurer never saw this call.
+            raise InsurerError(ErrorKind.TIMEOUT, provider_code="DEADLINE_EXCEEDED", message="deadline reached")
+        read_timeout = self.context.attempt_timeout if remaining is None else min(self.context.attempt_timeout, remaining)
+        started_at = datetime.now(UTC)
+        started = time.perf_counter()
+        reply: Reply | None = None
+        try:
+            reply = self._send(call, read_timeout)
+            result = read(reply)
+        except InsurerError as error:
+            self._record(call, started_at, started, reply, error)
+            raise
+        except Refusal as refusal:
+            error = self._from_refusal(refusal, reply)
+            self._record(call, started_at, started, reply, error)
+            raise error from refusal
+        except Exception as exc:  # noqa: BLE001 - any misreading of an answer must become `unknown`, never a crash
+            error = InsurerError(
+                ErrorKind.UNCLASSIFIED,
+                provider_code="MALFORMED_RESPONSE",
+                message=f"{type(exc).__name__}: {exc}"[:300],
+                http_status=reply.status if reply else None,
+                ambiguous=True,
+                raw_sample=reply.sample() if reply else "",
+            )
+            self._record(call, started_at, started, reply, error)
+            raise error from exc
+        self._record(call, started_at, started, reply, None)
+        return result
+
+    def _send(self, call: Call, read_timeout: float) -> Reply:
+        session = self._session or _session()
+        try:
+            response = session.request(
+                call.method,
+                self.base_url + call.path,
+                json=call.json,
+                data=call.body,
+                headers=call.headers,
+                params=call.params,
+                timeout=(settings.INSURER_CONNECT_TIMEOUT, max(read_timeout, 0.05)),
+                allow_redirects=False,
+                stream=True,
+            )
+            try:
+                content = _read_capped(response)
+            finally:
+                response.close()
+        except requests.exceptions.ConnectTimeout as exc:
+            raise InsurerError(ErrorKind.TIMEOUT, provider_code="CONNECT_TIMEOUT", message=str(exc)[:300]) from exc
+        except requests.exceptions.ReadTimeout as exc:
+            # The request went out; the insurer may have acted on it.
+            raise InsurerError(
+                ErrorKind.TIMEOUT, provider_code="READ_TIMEOUT", message=str(exc)[:300], ambiguous=True
+            ) from exc
+        except requests.exceptions.ConnectionError as exc:
+            if _never_connected(exc):
+                raise InsurerError(
+                    ErrorKind.CONNECTION, provider_code="CONNECT_FAILED", message=str(exc)[:300]
+                ) from exc
+            raise InsurerError(
+                ErrorKind.CONNECTION, provider_code="CONNECTION_RESET", message=str(exc)[:300], ambiguous=True
+            ) from exc
+        except requests.exceptions.RequestException as exc:
+            raise InsurerError(
+                ErrorKind.CONNECTION, provider_code="INCOMPLETE_RESPONSE", message=str(exc)[:300], ambiguous=True
+            ) from exc
+        return Reply(status=response.status_code, headers=response.headers, content=content)
+
+    def _from_refusal(self, refusal: Refusal, reply: Reply | None) -> InsurerError:
+        kind = classify(self.context.insurer_code, refusal.code, table=self.error_table, fallback=refusal.kind)
+        status = reply.status if reply else None
+        if refusal.ambiguous is not None:
+            ambiguous = refusal.ambiguous
+        else:
+            # A server-side failure or an answer we could not read may hide a done deed.
+            ambiguous = kind.error_class is ErrorClass.UNKNOWN or (status is not None and status >= 500)
+        return InsurerError(
+            kind,
+            provider_code=refusal.code,
+            message=mask_identities_in_text(refusal.message)[:500],
+            http_status=status,
+            field=refusal.field,
+            wait=refusal.wait,
+            ambiguous=ambiguous and kind is not ErrorKind.THROTTLED,
+            raw_sample=reply.sample() if reply else "",
+        )
+
+    def _record(
+        self,
+        call: Call,
+        started_at: datetime,
+        started: float,
+        reply: Reply | None,
+        error: InsurerError | None,
+    ) -> None:
+        ctx = self.context
+        self.last_http_status = reply.status if reply else None
+        self.recorder.record(
+            AttemptRecord(
+                insurer_code=ctx.insurer_code,
+                account_key=ctx.account_key,
+                operation=ctx.operation,
+                product=ctx.product,
+                call=call.name,
+                attempt_no=ctx.attempt_no,
+                reference=ctx.reference,
+                ok=error is None,
+                http_status=reply.status if reply else (error.http_status if error else None),
+                provider_code=error.provider_code[:64] if error else "",
+                error_class=error.error_class.value if error else "",
+                error_kind=error.kind.value if error else "",
+                ambiguous=bool(error and error.ambiguous),
+                message=error.message[:500] if error else "",
+                raw_sample=(error.raw_sample if error else ""),
+                latency_ms=round((time.perf_counter() - started) * 1000, 2),
+                started_at=started_at,
+                finished_at=datetime.now(UTC),
+            )
+        )
+
+
+def _read_capped(response: requests.Response) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_content(chunk_size=65536):
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise InsurerError(
+                ErrorKind.UNCLASSIFIED,
+                provider_code="RESPONSE_TOO_LARGE",
+                message=f"answer larger than {MAX_RESPONSE_BYTES} bytes",
+                http_status=response.status_code,
+                ambiguous=True,
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """True when the failure happened before a byte of the request left us."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, NewConnectionError | ConnectionRefusedError):
+            return True
+        reason = getattr(current, "reason", None)
+        if isinstance(reason, BaseException) and id(reason) not in seen:
+            current = reason
+            continue
+        nxt = current.__cause__ or current.__context__
+        current = nxt if nxt is not None else (current.args[0] if current.args and isinstance(current.args[0], BaseException) else None)
+    return False

@@ -1,0 +1,37 @@
+"""Insurer credentials, encrypted at rest.
+
+The key comes from `INSUREHUB_CREDENTIALS_KEY` (a Fernet key). Development and tests derive one
+from SECRET_KEY so the embedded default runs with nothing to set; production refuses to start
+without the real key (see settings.production).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping
+
+from cryptography.fernet import Fernet, InvalidToken
+from django.conf import settings
+
+
+def _fernet() -> Fernet:
+    key = getattr(settings, "CREDENTIALS_KEY", "")
+    if not key:
+        digest = hashlib.sha256(("insurehub-credentials:" + settings.SECRET_KEY).encode()).digest()
+        key = base64.urlsafe_b64encode(digest).decode()
+    return Fernet(key)
+
+
+def encrypt_credentials(credentials: Mapping[str, str]) -> str:
+    return _fernet().encrypt(json.dumps(dict(credentials), sort_keys=True).encode()).decode()
+
+
+def decrypt_credentials(token: str) -> dict[str, str]:
+    if not token:
+        return {}
+    try:
+        return json.loads(_fernet().decrypt(token.encode()))
+    except InvalidToken as exc:
+        raise ValueError("insurer credentials cannot be decrypted with the configured key") from exc

@@ -1,0 +1,184 @@
+"""What admins tune per insurer, and the log of every call the platform made to one."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from integrations.credentials import decrypt_credentials, encrypt_credentials
+from integrations.operations import Operation, Product
+from integrations.taxonomy import ErrorClass, ErrorKind
+
+OPERATION_CHOICES = [(op.value, op.value) for op in Operation]
+PRODUCT_CHOICES = [(p.value, p.value) for p in Product]
+KIND_CHOICES = [(k.value, k.value) for k in ErrorKind]
+CLASS_CHOICES = [(c.value, c.value) for c in ErrorClass]
+
+
+class Insurer(models.Model):
+    code = models.SlugField("kod", max_length=32, unique=True)
+    name = models.CharField("ad", max_length=120)
+    base_url = models.URLField("servis adresi", max_length=300)
+    is_active = models.BooleanField("aktif", default=True)
+    products = models.JSONField("satılan ürünler", default=list, blank=True)
+
+    class Meta:
+        verbose_name = "sigorta şirketi"
+        verbose_name_plural = "sigorta şirketleri"
+        ordering = ["code"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def sells(self, product: str) -> bool:
+        return product in (self.products or [])
+
+
+class InsurerAccount(models.Model):
+    """An agency's own account and contract at one insurer (partaj)."""
+
+    agency = models.ForeignKey("agencies.Agency", on_delete=models.CASCADE, related_name="insurer_accounts")
+    insurer = models.ForeignKey(Insurer, on_delete=models.CASCADE, related_name="accounts")
+    agency_code = models.CharField("acente kodu (partaj)", max_length=64)
+    credentials_encrypted = models.TextField(editable=False, default="")
+    contracted_rate = models.FloatField(
+        "sözleşmeli istek hızı (istek/sn)", default=10.0, validators=[MinValueValidator(0.01)]
+    )
+    is_active = models.BooleanField("aktif", default=True)
+
+    class Meta:
+        verbose_name = "şirket hesabı"
+        verbose_name_plural = "şirket hesapları"
+        constraints = [models.UniqueConstraint(fields=["agency", "insurer"], name="one_account_per_agency_insurer")]
+
+    def __str__(self) -> str:
+        return f"{self.insurer.code}:{self.agency_code}"
+
+    @property
+    def rate_key(self) -> str:
+        """Identifies this contract in shared rate state: one agency's throttling never slows another."""
+        return f"{self.insurer.code}:{self.agency_code}"
+
+    def get_credentials(self) -> dict[str, str]:
+        return decrypt_credentials(self.credentials_encrypted)
+
+    def set_credentials(self, credentials: dict[str, str]) -> None:
+        self.credentials_encrypted = encrypt_credentials(credentials)
+
+
+class OperationPolicy(models.Model):
+    """An admin's override of the default retry policy for one insurer and operation."""
+
+    insurer = models.ForeignKey(Insurer, on_delete=models.CASCADE, related_name="operation_policies")
+    operation = models.CharField("işlem", max_length=32, choices=OPERATION_CHOICES)
+    max_attempts = models.PositiveSmallIntegerField(
+        "en fazla deneme", validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    base_delay = models.FloatField("taban bekleme (sn)", validators=[MinValueValidator(0.0)])
+    max_delay = models.FloatField("en uzun bekleme (sn)", validators=[MinValueValidator(0.0)])
+    deadline = models.FloatField("toplam süre sınırı (sn)", validators=[MinValueValidator(0.1)])
+    attempt_timeout = models.FloatField("deneme zaman aşımı (sn)", validators=[MinValueValidator(0.1)])
+    unknown_max_attempts = models.PositiveSmallIntegerField(
+        "sınıflanmamış kodda en fazla deneme", default=2, validators=[MinValueValidator(1), MaxValueValidator(5)]
+    )
+    throttle_spread = models.FloatField("bekleme sinyaline eklenen dağılım", default=0.2)
+    retry_budget_ratio = models.FloatField(
+        "yeniden deneme bütçesi (ilk başarılı denemeye oran)",
+        default=0.2,
+        validators=[MinValueValidator(0.0), MaxValueValidator(10.0)],
+    )
+    rate_floor = models.FloatField("en düşük hız (istek/sn)", default=0.5, validators=[MinValueValidator(0.01)])
+    rate_ceiling = models.FloatField("en yüksek hız (istek/sn)", default=50.0, validators=[MinValueValidator(0.01)])
+    throttle_threshold = models.FloatField(
+        "kısıtlama eşiği (oran)", default=0.02, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "işlem politikası"
+        verbose_name_plural = "işlem politikaları"
+        constraints = [
+            models.UniqueConstraint(fields=["insurer", "operation"], name="one_policy_per_insurer_operation"),
+            models.CheckConstraint(condition=models.Q(max_delay__gte=models.F("base_delay")), name="cap_not_below_base"),
+            models.CheckConstraint(condition=models.Q(deadline__gt=0), name="deadline_positive"),
+            models.CheckConstraint(
+                condition=models.Q(rate_ceiling__gte=models.F("rate_floor")), name="rate_ceiling_not_below_floor"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.insurer.code} / {self.operation}"
+
+    def clean(self) -> None:
+        errors = {}
+        if self.max_delay is not None and self.base_delay is not None and self.max_delay < self.base_delay:
+            errors["max_delay"] = "En uzun bekleme taban beklemeden küçük olamaz."
+        if self.rate_ceiling is not None and self.rate_floor is not None and self.rate_ceiling < self.rate_floor:
+            errors["rate_ceiling"] = "En yüksek hız en düşük hızdan küçük olamaz."
+        if self.attempt_timeout and self.deadline and self.attempt_timeout > self.deadline:
+            errors["attempt_timeout"] = "Deneme zaman aşımı toplam süre sınırını aşamaz."
+        if errors:
+            raise ValidationError(errors)
+
+
+class ErrorMapping(models.Model):
+    """An admin's classification of a raw insurer code; wins over the adapter's own table."""
+
+    insurer = models.ForeignKey(Insurer, on_delete=models.CASCADE, related_name="error_mappings")
+    provider_code = models.CharField("şirket hata kodu", max_length=64)
+    kind = models.CharField("tür", max_length=32, choices=KIND_CHOICES)
+    note = models.CharField("not", max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "hata eşlemesi"
+        verbose_name_plural = "hata eşlemeleri"
+        constraints = [
+            models.UniqueConstraint(fields=["insurer", "provider_code"], name="one_mapping_per_insurer_code")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.insurer.code}:{self.provider_code} -> {self.kind}"
+
+
+class Attempt(models.Model):
+    """One HTTP exchange with an insurer: what it said beside what we concluded.
+
+    One row per request actually sent, so the count of rows equals the count of calls the
+    insurer received. `attempt_no` is the retry number of the operation; `call` tells apart
+    the helper calls an operation may need (token, issuance lookup, issuance poll).
+    """
+
+    insurer_code = models.CharField(max_length=32, db_index=True)
+    account_key = models.CharField(max_length=100, blank=True)
+    operation = models.CharField(max_length=32, choices=OPERATION_CHOICES)
+    product = models.CharField(max_length=16, blank=True)
+    call = models.CharField(max_length=16, default="main")
+    attempt_no = models.PositiveSmallIntegerField()
+    reference = models.CharField(max_length=100, blank=True, db_index=True)
+    ok = models.BooleanField()
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    provider_code = models.CharField(max_length=64, blank=True)
+    error_class = models.CharField(max_length=16, choices=CLASS_CHOICES, blank=True)
+    error_kind = models.CharField(max_length=32, choices=KIND_CHOICES, blank=True)
+    ambiguous = models.BooleanField(default=False)
+    message = models.CharField(max_length=500, blank=True)
+    raw_sample = models.TextField(blank=True)
+    latency_ms = models.FloatField()
+    wait_seconds = models.FloatField(null=True, blank=True)
+    wait_reason = models.CharField(max_length=64, blank=True)
+    started_at = models.DateTimeField(db_index=True)
+    finished_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "şirket çağrısı"
+        verbose_name_plural = "şirket çağrıları"
+        indexes = [
+            models.Index(fields=["insurer_code", "operation", "started_at"]),
+            models.Index(fields=["error_class", "started_at"]),
+        ]
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.insurer_code}/{self.operation}#{self.attempt_no} {self.provider_code or 'ok'}"

@@ -1,0 +1,116 @@
+"""Retry policies: one per (insurer, operation), defaults per operation type.
+
+This is the single place that says how hard the platform tries. Defaults live here; admins
+override them per insurer in the database (`OperationPolicy`), and the override is read
+through a short cache so a change reaches every worker within seconds without a restart.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, fields, replace
+
+from integrations.operations import Operation
+
+# How long a worker keeps a policy read from the database before reading it again.
+POLICY_CACHE_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How one operation is retried.
+
+    `deadline` bounds the whole operation, waits included: no wait is started that would end
+    past it. `attempt_timeout` bounds one HTTP exchange (the read timeout), and is cut to what
+    is left of the deadline.
+    """
+
+    max_attempts: int
+    base_delay: float
+    max_delay: float
+    deadline: float
+    attempt_timeout: float
+    unknown_max_attempts: int = 2
+    # Share of a signalled wait added at random on top of it, to spread clients apart.
+    throttle_spread: float = 0.2
+    # Retries allowed as a share of successful first attempts (per insurer, sliding window).
+    retry_budget_ratio: float = 0.2
+    # Adaptive send rate per agency account (requests/second), and when to cut it.
+    rate_floor: float = 0.5
+    rate_ceiling: float = 50.0
+    throttle_threshold: float = 0.02
+
+    def with_overrides(self, **overrides: object) -> RetryPolicy:
+        known = {f.name for f in fields(self)}
+        return replace(self, **{k: v for k, v in overrides.items() if k in known and v is not None})
+
+
+DEFAULT_POLICIES: dict[Operation, RetryPolicy] = {
+    # A customer is waiting at the desk: few, short tries and a hard deadline.
+    Operation.TRAFIK_QUOTE: RetryPolicy(
+        max_attempts=3, base_delay=0.25, max_delay=1.5, deadline=10.0, attempt_timeout=6.0
+    ),
+    # Kasko has more inputs and slower insurers; the agent expects to wait a little.
+    Operation.KASKO_QUOTE: RetryPolicy(
+        max_attempts=4, base_delay=0.5, max_delay=4.0, deadline=30.0, attempt_timeout=12.0
+    ),
+    # The address check is quick and cheap; fail fast so the agent can fix a wrong UAVT code.
+    Operation.DASK_ADDRESS: RetryPolicy(
+        max_attempts=3, base_delay=0.25, max_delay=1.0, deadline=8.0, attempt_timeout=4.0
+    ),
+    Operation.DASK_QUOTE: RetryPolicy(
+        max_attempts=3, base_delay=0.5, max_delay=2.0, deadline=15.0, attempt_timeout=8.0
+    ),
+    # Money moves: patient, and every retry after an ambiguous failure asks for state first.
+    Operation.ISSUE_POLICY: RetryPolicy(
+        max_attempts=5, base_delay=1.0, max_delay=8.0, deadline=60.0, attempt_timeout=15.0
+    ),
+    # Nightly sync: nobody is waiting, so try longer and more often.
+    Operation.POLICY_STATUS: RetryPolicy(
+        max_attempts=8,
+        base_delay=2.0,
+        max_delay=60.0,
+        deadline=600.0,
+        attempt_timeout=20.0,
+        retry_budget_ratio=0.5,
+    ),
+}
+
+_cache: dict[tuple[str, str], tuple[float, RetryPolicy]] = {}
+_cache_lock = threading.Lock()
+
+
+def default_policy(operation: str) -> RetryPolicy:
+    return DEFAULT_POLICIES[Operation(operation)]
+
+
+def policy_for(insurer_code: str, operation: str) -> RetryPolicy:
+    """The policy in force for this insurer and operation: the admin's row, else the default."""
+    key = (insurer_code, operation)
+    now = time.monotonic()
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached and now - cached[0] < POLICY_CACHE_SECONDS:
+            return cached[1]
+    policy = _load_policy(insurer_code, operation)
+    with _cache_lock:
+        _cache[key] = (now, policy)
+    return policy
+
+
+def clear_policy_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _load_policy(insurer_code: str, operation: str) -> RetryPolicy:
+    from integrations.models import OperationPolicy
+
+    base = default_policy(operation)
+    row = (
+        OperationPolicy.objects.filter(insurer__code=insurer_code, operation=operation)
+        .values(*[f.name for f in fields(RetryPolicy)])
+        .first()
+    )
+    return base.with_overrides(**row) if row else base

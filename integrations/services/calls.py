@@ -1,0 +1,127 @@
+"""Running one insurer operation: the entry point every caller uses (probe, quote desk, jobs)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from integrations.adapters.registry import adapter_class
+from integrations.channel import CallContext, Channel
+from integrations.engine import Outcome, RetryBudget, SendRate, run_operation
+from integrations.models import Insurer, InsurerAccount
+from integrations.operations import OPERATION_PRODUCT, Operation
+from integrations.policies import policy_for
+from integrations.recording import AttemptRecorder, DatabaseRecorder
+from integrations.taxonomy import InsurerError
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and as whom to call: an insurer's address and one agency's credentials there."""
+
+    insurer_code: str
+    base_url: str
+    credentials: Mapping[str, str]
+    account_key: str = ""
+
+
+def endpoint_for_account(account: InsurerAccount) -> Endpoint:
+    return Endpoint(
+        insurer_code=account.insurer.code,
+        base_url=account.insurer.base_url,
+        credentials=account.get_credentials(),
+        account_key=account.rate_key,
+    )
+
+
+def endpoint_resolve(
+    *,
+    insurer_code: str,
+    base_url: str | None = None,
+    credentials: Mapping[str, str] | None = None,
+    agency_code: str | None = None,
+) -> Endpoint:
+    """Explicit address and credentials win; otherwise the stored account (one agency's)."""
+    adapter_class(insurer_code)  # unknown insurer: fail before touching the database
+    account = None
+    if base_url is None or credentials is None:
+        accounts = InsurerAccount.objects.select_related("insurer", "agency").filter(
+            insurer__code=insurer_code, is_active=True
+        )
+        if agency_code:
+            accounts = accounts.filter(agency__code=agency_code)
+        found = list(accounts[:2])
+        if not found:
+            raise LookupError(f"no active account at {insurer_code!r}" + (f" for agency {agency_code!r}" if agency_code else ""))
+        if len(found) > 1 and not agency_code:
+            raise LookupError(f"several agencies have accounts at {insurer_code!r}: pick one with --agency")
+        account = found[0]
+    if base_url is None:
+        base_url = account.insurer.base_url if account else Insurer.objects.get(code=insurer_code).base_url
+    return Endpoint(
+        insurer_code=insurer_code,
+        base_url=base_url,
+        credentials=credentials if credentials is not None else account.get_credentials(),
+        account_key=account.rate_key if account else f"{insurer_code}:{_credential_identity(credentials or {})}",
+    )
+
+
+def _credential_identity(credentials: Mapping[str, str]) -> str:
+    """A non-secret name for a set of credentials, to key rate state by."""
+    for field in ("api_key", "username", "client_id"):
+        if credentials.get(field):
+            value = str(credentials[field])
+            return value if field != "api_key" else f"key-{value[-4:]}"
+    return "adhoc"
+
+
+def new_reference(prefix: str = "IH") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:20].upper()}"
+
+
+def insurer_operation_run(
+    *,
+    endpoint: Endpoint,
+    operation: str,
+    data: Mapping[str, Any],
+    product: str = "",
+    reference: str = "",
+    resume_issuance: bool = False,
+    recorder: AttemptRecorder | None = None,
+    budget: RetryBudget | None = None,
+    send_rate: SendRate | None = None,
+    on_retry: Callable[[int, InsurerError, float], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> Outcome:
+    """Run one operation with the policy in force for (insurer, operation); never raises for insurer failures."""
+    op = Operation(operation)
+    product = product or (OPERATION_PRODUCT[op] or "") or str(data.get("product") or "")
+    recorder = recorder or DatabaseRecorder()
+    cls = adapter_class(endpoint.insurer_code)
+    context = CallContext(
+        insurer_code=endpoint.insurer_code,
+        operation=op.value,
+        product=product,
+        account_key=endpoint.account_key,
+        reference=reference,
+    )
+    channel = Channel(base_url=endpoint.base_url, context=context, recorder=recorder, error_table=cls.error_table)
+    adapter = cls(channel=channel, credentials=endpoint.credentials)
+    kwargs: dict[str, Any] = {}
+    if sleep is not None:
+        kwargs["sleep"] = sleep
+    return run_operation(
+        adapter=adapter,
+        operation=op.value,
+        data=data,
+        policy=policy_for(endpoint.insurer_code, op.value),
+        recorder=recorder,
+        reference=reference,
+        resume_issuance=resume_issuance,
+        budget=budget,
+        send_rate=send_rate,
+        on_retry=on_retry,
+        **kwargs,
+    )

@@ -1,0 +1,397 @@
+"""Validation of the common quote input fields, before anything is sent to an insurer.
+
+Every insurer refuses malformed input in its own words (an HTTP 400, a SOAP fault code, an
+application error inside a 200), and some only after a slow round trip. Checking the fields here
+lets the agent fix a typo while the customer is still at the desk, with one Turkish message per
+field, and keeps insurer calls for questions only an insurer can answer.
+
+The functions are plain Python and know nothing about Django: forms and serializers wrap them
+and turn :class:`FieldError` into their own error types. Field names and rules follow the
+"Common input fields" table in ``CONTRACTS.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from datetime import date, datetime, timedelta, timezone
+
+from stdnum.exceptions import ValidationError as StdnumValidationError
+from stdnum.tr import tckimlik, vkn
+
+__all__ = [
+    "PRODUCT_FIELDS",
+    "REQUIRED_MESSAGE",
+    "FieldError",
+    "mask_identities_in_text",
+    "mask_identity",
+    "normalize_plate",
+    "normalize_registration_serial",
+    "owner_id_kind",
+    "validate_construction_type",
+    "validate_construction_year",
+    "validate_damage_status",
+    "validate_fields",
+    "validate_floor_count",
+    "validate_gross_m2",
+    "validate_model_year",
+    "validate_owner_id",
+    "validate_uavt_code",
+    "validate_usage",
+    "validate_vehicle_code",
+]
+
+REQUIRED_MESSAGE = "Bu alan zorunludur."
+
+# Turkey has stayed on UTC+3 all year since 2016; a fixed offset keeps the "current year" right
+# around New Year without depending on the host's time zone or on tz data being installed.
+_TURKEY_TZ = timezone(timedelta(hours=3), "TRT")
+
+# Latin letters used on Turkish plates: the Turkish-only letters (Ç Ş İ Ö Ü Ğ) and Q W X are
+# never issued, so a plate containing them is certainly a typo.
+_PLATE_LETTERS = "ABCDEFGHIJKLMNOPRSTUVYZ"
+_L = f"[{_PLATE_LETTERS}]"
+_PLATE_RE = re.compile(
+    rf"(?:0[1-9]|[1-7][0-9]|8[01])(?:{_L}[0-9]{{4}}|{_L}{{2}}[0-9]{{3,4}}|{_L}{{3}}[0-9]{{2,3}})"
+)
+_SERIAL_RE = re.compile(r"[A-Z]{2}[0-9]{6}")
+# [0-9] rather than \d: \d also matches Arabic-Indic and other Unicode digits, which no insurer
+# accepts.
+_DIGITS_RE = re.compile(r"[0-9]+")
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_IDENTITY_IN_TEXT_RE = re.compile(r"(?<![0-9])[0-9]{10,11}(?![0-9])")
+
+_PLATE_MESSAGE = "Geçerli bir plaka girin (ör. 34 ABC 123)."
+_OWNER_ID_FORMAT_MESSAGE = "T.C. kimlik numarası 11, vergi kimlik numarası 10 haneli olmalıdır; yalnızca rakam girin."
+_OWNER_ID_INVALID_MESSAGE = "Geçersiz T.C. kimlik / vergi numarası."
+_SERIAL_MESSAGE = "Ruhsat seri numarası 2 harf ve 6 rakam olmalıdır (ör. AB123456)."
+_UAVT_MESSAGE = "UAVT kodu 10 haneli olmalıdır."
+_USAGE_MESSAGE = "Geçersiz kullanım tarzı; hususi (private), ticari (commercial) veya taksi (taxi) olmalıdır."
+_CONSTRUCTION_TYPE_MESSAGE = (
+    "Geçersiz yapı tarzı; betonarme/çelik (reinforced_concrete), yığma (masonry) "
+    "veya diğer (other) olmalıdır."
+)
+_DAMAGE_STATUS_MESSAGE = (
+    "Geçersiz hasar durumu; hasarsız (none), az hasarlı (minor) "
+    "veya ağır hasarlı (heavy) olmalıdır."
+)
+_VEHICLE_CODE_LABELS = {"brand_code": "Marka kodu", "model_code": "Tip kodu"}
+
+USAGES = ("private", "commercial", "taxi")
+CONSTRUCTION_TYPES = ("reinforced_concrete", "masonry", "other")
+DAMAGE_STATUSES = ("none", "minor", "heavy")
+
+MODEL_YEAR_MIN = 1950
+CONSTRUCTION_YEAR_MIN = 1900
+FLOOR_COUNT_RANGE = (1, 99)
+GROSS_M2_RANGE = (40, 1000)
+
+
+class FieldError(ValueError):
+    """A bad value for one named input field, with a message fit to show an agent (Turkish)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        # Both go into args so the exception survives pickling (task queues, multiprocessing).
+        super().__init__(field, message)
+        self.field = field
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"FieldError({self.field!r}, {self.message!r})"
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _today_in_turkey() -> date:
+    return datetime.now(_TURKEY_TZ).date()
+
+
+def _is_blank(value: object) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _without_whitespace(value: str) -> str:
+    return "".join(value.split())
+
+
+def _ascii_upper(value: str) -> str:
+    """Upper-case only a-z, and read a dotless "ı" as "I".
+
+    str.upper() is unsafe here: it expands characters ("ß" -> "SS", "ﬁ" -> "FI") and would let
+    non-Latin look-alikes through the regex afterwards. An agent on a Turkish keyboard typing the
+    plate letter I in lower case types "ı", so that one is mapped; a dotted "İ" is left alone and
+    refused, since no plate carries it.
+    """
+    return "".join(
+        chr(ord(ch) - 32) if "a" <= ch <= "z" else "I" if ch == "ı" else ch
+        for ch in value
+    )
+
+
+def _require_text(field: str, value: object, non_text_message: str) -> str:
+    if _is_blank(value):
+        raise FieldError(field, REQUIRED_MESSAGE)
+    if not isinstance(value, str):
+        raise FieldError(field, non_text_message)
+    return value
+
+
+def _choice(field: str, value: object, choices: tuple[str, ...], message: str) -> str:
+    text = _require_text(field, value, message).strip().lower()
+    if text not in choices:
+        raise FieldError(field, message)
+    return text
+
+
+def _digit_code(field: str, value: object, length: int, message: str) -> str:
+    """Codes are identifiers, not numbers: leading zeros matter, so an int is refused outright
+    rather than guessed back into shape."""
+    text = _without_whitespace(_require_text(field, value, message))
+    if len(text) != length or not _DIGITS_RE.fullmatch(text):
+        raise FieldError(field, message)
+    return text
+
+
+def _int_in_range(
+    field: str,
+    value: object,
+    label: str,
+    low: int,
+    high: int,
+    *,
+    example: int,
+    unit: str = "",
+) -> int:
+    """Forms hand integers over as strings and JSON as ints; both are fine. Anything with a
+    fraction or separator is refused rather than rounded: "1.000" means a thousand to a Turkish
+    agent and one to Python."""
+    range_message = f"{label} {low} ile {high}{unit} arasında olmalıdır."
+    not_int_message = f"{label} tam sayı olmalıdır (ör. {example})."
+    if _is_blank(value):
+        raise FieldError(field, REQUIRED_MESSAGE)
+    if isinstance(value, bool):
+        raise FieldError(field, not_int_message)
+    if isinstance(value, int):
+        number = int(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not _INT_RE.fullmatch(text):
+            raise FieldError(field, not_int_message)
+        # Python refuses to parse very long digit strings (int_max_str_digits); anything that
+        # long is out of range anyway.
+        if len(text.lstrip("+-").lstrip("0")) > 9:
+            raise FieldError(field, range_message)
+        number = int(text)
+    else:
+        raise FieldError(field, not_int_message)
+    if not low <= number <= high:
+        raise FieldError(field, range_message)
+    return number
+
+
+# --- motor fields ------------------------------------------------------------------------------
+
+
+def normalize_plate(value: str) -> str:
+    """Insurers and TRAMER match plates textually, so "34 abc 123" and "34-ABC-123" must reach
+    them as the one stored form, "34ABC123"."""
+    text = _require_text("plate", value, _PLATE_MESSAGE)
+    plate = _ascii_upper(_without_whitespace(text).replace("-", ""))
+    if not _PLATE_RE.fullmatch(plate):
+        raise FieldError("plate", _PLATE_MESSAGE)
+    return plate
+
+
+def validate_owner_id(value: str) -> str:
+    """A wrong identity number is the most common reason an insurer refuses a quote, and the
+    checksums catch nearly every typo before the round trip. Identity numbers must arrive as
+    text: an int would silently drop a VKN's leading zero."""
+    text = _require_text("owner_id", value, _OWNER_ID_FORMAT_MESSAGE)
+    number = _without_whitespace(text)
+    if not _DIGITS_RE.fullmatch(number) or len(number) not in (10, 11):
+        raise FieldError("owner_id", _OWNER_ID_FORMAT_MESSAGE)
+    module = tckimlik if len(number) == 11 else vkn
+    try:
+        return module.validate(number)
+    except StdnumValidationError:
+        raise FieldError("owner_id", _OWNER_ID_INVALID_MESSAGE) from None
+
+
+def owner_id_kind(value: str) -> str:
+    """Some insurers take persons and companies in different request fields; the length of a
+    valid number is what tells them apart."""
+    return "tckn" if len(validate_owner_id(value)) == 11 else "vkn"
+
+
+def normalize_registration_serial(value: object) -> str:
+    """Agents copy the serial off the paper ruhsat with spaces and in any case; insurers want
+    the compact upper-case form."""
+    text = _require_text("registration_serial", value, _SERIAL_MESSAGE)
+    serial = _ascii_upper(_without_whitespace(text).replace("-", ""))
+    if not _SERIAL_RE.fullmatch(serial):
+        raise FieldError("registration_serial", _SERIAL_MESSAGE)
+    return serial
+
+
+def validate_usage(value: object) -> str:
+    return _choice("usage", value, USAGES, _USAGE_MESSAGE)
+
+
+def validate_vehicle_code(field: str, value: object) -> str:
+    """Brand and model codes come from the insurers' shared TSB list as 3-digit strings;
+    "012" and 12 are different things to an insurer, so only text is accepted."""
+    try:
+        label = _VEHICLE_CODE_LABELS[field]
+    except KeyError:
+        raise ValueError(f"not a vehicle code field: {field!r}") from None
+    return _digit_code(field, value, 3, f"{label} 3 haneli olmalıdır (ör. 012).")
+
+
+def validate_model_year(value: object, *, today: date | None = None) -> int:
+    """Next year's models are sold from the autumn before, hence the one-year allowance."""
+    year = (today or _today_in_turkey()).year
+    return _int_in_range(
+        "model_year", value, "Model yılı", MODEL_YEAR_MIN, year + 1, example=2015
+    )
+
+
+# --- DASK fields -------------------------------------------------------------------------------
+
+
+def validate_uavt_code(value: object) -> str:
+    return _digit_code("uavt_code", value, 10, _UAVT_MESSAGE)
+
+
+def validate_construction_type(value: object) -> str:
+    return _choice(
+        "construction_type", value, CONSTRUCTION_TYPES, _CONSTRUCTION_TYPE_MESSAGE
+    )
+
+
+def validate_construction_year(value: object, *, today: date | None = None) -> int:
+    year = (today or _today_in_turkey()).year
+    return _int_in_range(
+        "construction_year",
+        value,
+        "Yapım yılı",
+        CONSTRUCTION_YEAR_MIN,
+        year,
+        example=1998,
+    )
+
+
+def validate_floor_count(value: object) -> int:
+    return _int_in_range(
+        "floor_count", value, "Kat sayısı", *FLOOR_COUNT_RANGE, example=5
+    )
+
+
+def validate_gross_m2(value: object) -> int:
+    return _int_in_range(
+        "gross_m2", value, "Brüt alan", *GROSS_M2_RANGE, example=120, unit=" m²"
+    )
+
+
+def validate_damage_status(value: object) -> str:
+    """ "heavy" is accepted on purpose: refusing a heavily damaged building is the insurers'
+    business answer, and the agent should see it as that, not as a typing mistake."""
+    return _choice("damage_status", value, DAMAGE_STATUSES, _DAMAGE_STATUS_MESSAGE)
+
+
+# --- KVKK masking ------------------------------------------------------------------------------
+
+
+def mask_identity(value: str) -> str:
+    """KVKK: logs and screens keep only enough of an identity number to tell two customers
+    apart. At most five characters survive, and only of strings at least ten long, so a short
+    fragment is never half revealed. Never raises, because it runs inside logging."""
+    if value is None:
+        return ""
+    text = _without_whitespace(value if isinstance(value, str) else str(value)).replace(
+        "-", ""
+    )
+    if len(text) < 10:
+        return "*" * len(text)
+    return text[:3] + "*" * (len(text) - 5) + text[-2:]
+
+
+def mask_identities_in_text(text: str) -> str:
+    """Raw insurer answers and log lines echo identity numbers in every shape (JSON, SOAP,
+    query strings). Any standalone 10- or 11-digit run is masked, even when it turns out to be a
+    phone or account number: over-masking a log line costs little, leaking a TCKN does not."""
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        text = str(text)
+    return _IDENTITY_IN_TEXT_RE.sub(lambda match: mask_identity(match.group()), text)
+
+
+# --- whole requests ----------------------------------------------------------------------------
+
+_TRAFIK_FIELDS = ("plate", "owner_id", "registration_serial", "usage")
+PRODUCT_FIELDS: dict[str, tuple[str, ...]] = {
+    "trafik": _TRAFIK_FIELDS,
+    "kasko": (*_TRAFIK_FIELDS, "model_year", "brand_code", "model_code"),
+    "dask": (
+        "uavt_code",
+        "construction_type",
+        "construction_year",
+        "floor_count",
+        "gross_m2",
+        "damage_status",
+        "owner_id",
+    ),
+}
+
+
+def _field_validators(today: date | None) -> dict[str, Callable[[object], object]]:
+    return {
+        "plate": normalize_plate,
+        "owner_id": validate_owner_id,
+        "registration_serial": normalize_registration_serial,
+        "usage": validate_usage,
+        "model_year": lambda value: validate_model_year(value, today=today),
+        "brand_code": lambda value: validate_vehicle_code("brand_code", value),
+        "model_code": lambda value: validate_vehicle_code("model_code", value),
+        "uavt_code": validate_uavt_code,
+        "construction_type": validate_construction_type,
+        "construction_year": lambda value: validate_construction_year(
+            value, today=today
+        ),
+        "floor_count": validate_floor_count,
+        "gross_m2": validate_gross_m2,
+        "damage_status": validate_damage_status,
+    }
+
+
+def validate_fields(
+    product: str, data: Mapping, *, today: date | None = None
+) -> tuple[dict, dict[str, str]]:
+    """Reports every bad field at once, so the agent fixes the form in one pass instead of one
+    error per submit. Fields the product does not use are dropped from the clean data, so nothing
+    unvalidated reaches an insurer. The clean data is partial when there are errors: callers
+    must check the errors first.
+
+    An unknown product is the caller's bug, not the agent's, and raises ValueError.
+    """
+    try:
+        fields = PRODUCT_FIELDS[str(product)]
+    except KeyError:
+        raise ValueError(f"unknown product: {product!r}") from None
+    validators = _field_validators(today)
+    clean: dict = {}
+    errors: dict[str, str] = {}
+    for field in fields:
+        value = data.get(field)
+        if _is_blank(value):
+            errors[field] = REQUIRED_MESSAGE
+            continue
+        try:
+            clean[field] = validators[field](value)
+        except FieldError as error:
+            errors[field] = error.message
+    return clean, errors
