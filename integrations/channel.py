@@ -123,7 +123,9 @@ class Channel:
         if remaining is not None and remaining <= 0.05:
             # Nothing is sent, so nothing is recorded: the insurer never saw this call.
             raise InsurerError(ErrorKind.TIMEOUT, provider_code="DEADLINE_EXCEEDED", message="deadline reached")
-        read_timeout = self.context.attempt_timeout if remaining is None else min(self.context.attempt_timeout, remaining)
+        read_timeout = (
+            self.context.attempt_timeout if remaining is None else min(self.context.attempt_timeout, remaining)
+        )
         started_at = datetime.now(UTC)
         started = time.perf_counter()
         reply: Reply | None = None
@@ -137,7 +139,7 @@ class Channel:
             error = self._from_refusal(refusal, reply)
             self._record(call, started_at, started, reply, error)
             raise error from refusal
-        except Exception as exc:  # noqa: BLE001 - any misreading of an answer must become `unknown`, never a crash
+        except Exception as exc:
             error = InsurerError(
                 ErrorKind.UNCLASSIFIED,
                 provider_code="MALFORMED_RESPONSE",
@@ -273,5 +275,9 @@ def _never_connected(exc: BaseException) -> bool:
             current = reason
             continue
         nxt = current.__cause__ or current.__context__
-        current = nxt if nxt is not None else (current.args[0] if current.args and isinstance(current.args[0], BaseException) else None)
+        current = (
+            nxt
+            if nxt is not None
+            else (current.args[0] if current.args and isinstance(current.args[0], BaseException) else None)
+        )
     return False

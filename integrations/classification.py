@@ -54,9 +54,4 @@ def classify(
     insurer_code: str, code: str, *, table: Mapping[str, ErrorKind], fallback: ErrorKind | None = None
 ) -> ErrorKind:
     """The kind for one raw code; `fallback` is the adapter's reading of a code-less answer."""
-    return (
-        admin_mappings(insurer_code).get(code)
-        or lookup_table(table, code)
-        or fallback
-        or ErrorKind.UNCLASSIFIED
-    )
+    return admin_mappings(insurer_code).get(code) or lookup_table(table, code) or fallback or ErrorKind.UNCLASSIFIED

@@ -158,11 +158,18 @@ def run_operation(
     sleep: Callable[[float], None] = time.sleep,
     rng: random.Random | None = None,
     on_retry: Callable[[int, InsurerError, float], None] | None = None,
+    attempt_limit: int | None = None,
+    attempt_offset: int = 0,
 ) -> Outcome:
     """Run `operation` until it succeeds, fails for good, or its policy says stop.
 
     `resume_issuance` says an earlier run may already have sent this issuance (a worker died
     mid-call): the insurer is then asked for the state before the first send.
+
+    `attempt_limit=1` is for durable background records: their state machine is the retry
+    layer (it writes `next_attempt_at` from `next_wait`), so the engine must not retry too.
+    `attempt_offset` is how many tries the record already had: attempt numbers continue from
+    there, and only the very first try counts as a first attempt for the retry budget.
     """
     op = Operation(operation)
     budget = budget or UnlimitedBudget()
@@ -174,7 +181,8 @@ def run_operation(
     counters = _Counters()
     counters.maybe_committed = resume_issuance
 
-    def attempt_once(attempt_no: int) -> Quote | Address | Policy:
+    def attempt_once(engine_attempt: int) -> Quote | Address | Policy:
+        attempt_no = attempt_offset + engine_attempt
         ctx.attempt_no = attempt_no
         send_rate.acquire(ctx.account_key, policy=policy, max_wait=channel.remaining())
         try:
@@ -212,6 +220,8 @@ def run_operation(
             failures=counters.failures,
             throttles=counters.throttles,
         )
+        if not reason and attempt_limit is not None and state.attempt_number >= attempt_limit:
+            reason = "attempt-limit"
         remaining = channel.remaining()
         if not reason and remaining is not None and state.upcoming_sleep >= remaining - 0.05:
             reason = "deadline"
@@ -222,6 +232,7 @@ def run_operation(
         return bool(reason)
 
     def before_sleep(state: RetryCallState) -> None:
+        """Write the chosen wait on the failed attempt's row before sleeping, so it is never lost."""
         error = counters.last_error
         assert error is not None
         why = f"signal:{error.wait.source}" if error.wait else "backoff:full-jitter"
@@ -233,7 +244,9 @@ def run_operation(
     retrying = Retrying(
         stop=stop,
         wait=wait,
-        retry=retry_if_exception(lambda exc: isinstance(exc, InsurerError) and exc.error_class is not ErrorClass.PERMANENT),
+        retry=retry_if_exception(
+            lambda exc: isinstance(exc, InsurerError) and exc.error_class is not ErrorClass.PERMANENT
+        ),
         before_sleep=before_sleep,
         sleep=sleep,
         reraise=True,
@@ -260,9 +273,7 @@ def run_operation(
         recorder.flush()
 
 
-def _issue_safely(
-    adapter: InsurerAdapter, data: Mapping[str, Any], reference: str, counters: _Counters
-) -> Policy:
+def _issue_safely(adapter: InsurerAdapter, data: Mapping[str, Any], reference: str, counters: _Counters) -> Policy:
     """Issue at most once: after an ambiguous failure, look before sending again.
 
     Two policies for one quote is the worst bug this product can have. The reference was

@@ -100,7 +100,9 @@ class OperationPolicy(models.Model):
         verbose_name_plural = "işlem politikaları"
         constraints = [
             models.UniqueConstraint(fields=["insurer", "operation"], name="one_policy_per_insurer_operation"),
-            models.CheckConstraint(condition=models.Q(max_delay__gte=models.F("base_delay")), name="cap_not_below_base"),
+            models.CheckConstraint(
+                condition=models.Q(max_delay__gte=models.F("base_delay")), name="cap_not_below_base"
+            ),
             models.CheckConstraint(condition=models.Q(deadline__gt=0), name="deadline_positive"),
             models.CheckConstraint(
                 condition=models.Q(rate_ceiling__gte=models.F("rate_floor")), name="rate_ceiling_not_below_floor"
@@ -182,3 +184,40 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.insurer_code}/{self.operation}#{self.attempt_no} {self.provider_code or 'ok'}"
+
+
+class SendRateState(models.Model):
+    """Shared pacing state of one agency account at one insurer (database backend)."""
+
+    account_key = models.CharField(max_length=100, unique=True)
+    rate = models.FloatField()
+    # GCRA theoretical arrival time (unix seconds): the earliest instant the next call may go.
+    tat = models.FloatField(default=0.0)
+    window_started = models.FloatField(default=0.0)
+    window_attempts = models.PositiveIntegerField(default=0)
+    window_throttled = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "gönderim hızı"
+        verbose_name_plural = "gönderim hızları"
+
+    def __str__(self) -> str:
+        return f"{self.account_key}: {self.rate:.2f}/s"
+
+
+class RetryBudgetBucket(models.Model):
+    """First-attempt successes and retries of one insurer in one short time bucket (database backend)."""
+
+    insurer_code = models.CharField(max_length=32)
+    bucket = models.BigIntegerField(help_text="unix time // bucket seconds")
+    first_successes = models.PositiveIntegerField(default=0)
+    first_failures = models.PositiveIntegerField(default=0)
+    retries = models.PositiveIntegerField(default=0)
+    denied = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["insurer_code", "bucket"], name="one_budget_bucket")]
+
+    def __str__(self) -> str:
+        return f"{self.insurer_code}@{self.bucket}"

@@ -51,9 +51,7 @@ _TURKEY_TZ = timezone(timedelta(hours=3), "TRT")
 # never issued, so a plate containing them is certainly a typo.
 _PLATE_LETTERS = "ABCDEFGHIJKLMNOPRSTUVYZ"
 _L = f"[{_PLATE_LETTERS}]"
-_PLATE_RE = re.compile(
-    rf"(?:0[1-9]|[1-7][0-9]|8[01])(?:{_L}[0-9]{{4}}|{_L}{{2}}[0-9]{{3,4}}|{_L}{{3}}[0-9]{{2,3}})"
-)
+_PLATE_RE = re.compile(rf"(?:0[1-9]|[1-7][0-9]|8[01])(?:{_L}[0-9]{{4}}|{_L}{{2}}[0-9]{{3,4}}|{_L}{{3}}[0-9]{{2,3}})")
 _SERIAL_RE = re.compile(r"[A-Z]{2}[0-9]{6}")
 # [0-9] rather than \d: \d also matches Arabic-Indic and other Unicode digits, which no insurer
 # accepts.
@@ -68,12 +66,10 @@ _SERIAL_MESSAGE = "Ruhsat seri numarası 2 harf ve 6 rakam olmalıdır (ör. AB1
 _UAVT_MESSAGE = "UAVT kodu 10 haneli olmalıdır."
 _USAGE_MESSAGE = "Geçersiz kullanım tarzı; hususi (private), ticari (commercial) veya taksi (taxi) olmalıdır."
 _CONSTRUCTION_TYPE_MESSAGE = (
-    "Geçersiz yapı tarzı; betonarme/çelik (reinforced_concrete), yığma (masonry) "
-    "veya diğer (other) olmalıdır."
+    "Geçersiz yapı tarzı; betonarme/çelik (reinforced_concrete), yığma (masonry) veya diğer (other) olmalıdır."
 )
 _DAMAGE_STATUS_MESSAGE = (
-    "Geçersiz hasar durumu; hasarsız (none), az hasarlı (minor) "
-    "veya ağır hasarlı (heavy) olmalıdır."
+    "Geçersiz hasar durumu; hasarsız (none), az hasarlı (minor) veya ağır hasarlı (heavy) olmalıdır."
 )
 _VEHICLE_CODE_LABELS = {"brand_code": "Marka kodu", "model_code": "Tip kodu"}
 
@@ -126,10 +122,7 @@ def _ascii_upper(value: str) -> str:
     plate letter I in lower case types "ı", so that one is mapped; a dotted "İ" is left alone and
     refused, since no plate carries it.
     """
-    return "".join(
-        chr(ord(ch) - 32) if "a" <= ch <= "z" else "I" if ch == "ı" else ch
-        for ch in value
-    )
+    return "".join(chr(ord(ch) - 32) if "a" <= ch <= "z" else "I" if ch == "ı" else ch for ch in value)
 
 
 def _require_text(field: str, value: object, non_text_message: str) -> str:
@@ -254,9 +247,7 @@ def validate_vehicle_code(field: str, value: object) -> str:
 def validate_model_year(value: object, *, today: date | None = None) -> int:
     """Next year's models are sold from the autumn before, hence the one-year allowance."""
     year = (today or _today_in_turkey()).year
-    return _int_in_range(
-        "model_year", value, "Model yılı", MODEL_YEAR_MIN, year + 1, example=2015
-    )
+    return _int_in_range("model_year", value, "Model yılı", MODEL_YEAR_MIN, year + 1, example=2015)
 
 
 # --- DASK fields -------------------------------------------------------------------------------
@@ -267,9 +258,7 @@ def validate_uavt_code(value: object) -> str:
 
 
 def validate_construction_type(value: object) -> str:
-    return _choice(
-        "construction_type", value, CONSTRUCTION_TYPES, _CONSTRUCTION_TYPE_MESSAGE
-    )
+    return _choice("construction_type", value, CONSTRUCTION_TYPES, _CONSTRUCTION_TYPE_MESSAGE)
 
 
 def validate_construction_year(value: object, *, today: date | None = None) -> int:
@@ -285,15 +274,11 @@ def validate_construction_year(value: object, *, today: date | None = None) -> i
 
 
 def validate_floor_count(value: object) -> int:
-    return _int_in_range(
-        "floor_count", value, "Kat sayısı", *FLOOR_COUNT_RANGE, example=5
-    )
+    return _int_in_range("floor_count", value, "Kat sayısı", *FLOOR_COUNT_RANGE, example=5)
 
 
 def validate_gross_m2(value: object) -> int:
-    return _int_in_range(
-        "gross_m2", value, "Brüt alan", *GROSS_M2_RANGE, example=120, unit=" m²"
-    )
+    return _int_in_range("gross_m2", value, "Brüt alan", *GROSS_M2_RANGE, example=120, unit=" m²")
 
 
 def validate_damage_status(value: object) -> str:
@@ -311,9 +296,7 @@ def mask_identity(value: str) -> str:
     fragment is never half revealed. Never raises, because it runs inside logging."""
     if value is None:
         return ""
-    text = _without_whitespace(value if isinstance(value, str) else str(value)).replace(
-        "-", ""
-    )
+    text = _without_whitespace(value if isinstance(value, str) else str(value)).replace("-", "")
     if len(text) < 10:
         return "*" * len(text)
     return text[:3] + "*" * (len(text) - 5) + text[-2:]
@@ -359,18 +342,14 @@ def _field_validators(today: date | None) -> dict[str, Callable[[object], object
         "model_code": lambda value: validate_vehicle_code("model_code", value),
         "uavt_code": validate_uavt_code,
         "construction_type": validate_construction_type,
-        "construction_year": lambda value: validate_construction_year(
-            value, today=today
-        ),
+        "construction_year": lambda value: validate_construction_year(value, today=today),
         "floor_count": validate_floor_count,
         "gross_m2": validate_gross_m2,
         "damage_status": validate_damage_status,
     }
 
 
-def validate_fields(
-    product: str, data: Mapping, *, today: date | None = None
-) -> tuple[dict, dict[str, str]]:
+def validate_fields(product: str, data: Mapping, *, today: date | None = None) -> tuple[dict, dict[str, str]]:
     """Reports every bad field at once, so the agent fixes the form in one pass instead of one
     error per submit. Fields the product does not use are dropped from the clean data, so nothing
     unvalidated reaches an insurer. The clean data is partial when there are errors: callers

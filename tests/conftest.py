@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
-ARTIFACTS_DIR = os.environ.get("TEST_ARTIFACTS_DIR", "test-artifacts")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS_DIR = os.environ.get("TEST_ARTIFACTS_DIR", str(REPO_ROOT / "test-artifacts"))
+os.makedirs(ARTIFACTS_DIR, exist_ok=True)
 
 
 @pytest.fixture(scope="session")
@@ -24,8 +31,13 @@ def sandbox_servers() -> Iterator[dict]:
 @pytest.fixture
 def sandbox(sandbox_servers: dict) -> Iterator[dict]:
     """The sandbox insurers with faults, counts and stored quotes cleared for this test."""
+    from integrations.adapters.cinar import clear_token_cache
+
     for server in sandbox_servers.values():
         server.state.reset()
+    # A reset sandbox has forgotten every token it issued; forget them here too, so each test
+    # starts from the same place (the refresh path itself is tested in the Çınar tests).
+    clear_token_cache()
     yield sandbox_servers
     for server in sandbox_servers.values():
         server.state.reset()
@@ -73,3 +85,82 @@ class RecordingSleep:
 @pytest.fixture
 def recording_sleep() -> RecordingSleep:
     return RecordingSleep()
+
+
+@pytest.fixture(scope="session")
+def worker_env(django_db_setup, django_db_blocker) -> dict:
+    """Environment for a process that must use the test database (qcluster, management commands)."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "insurehub.settings.test", "INSUREHUB_USE_TEST_DB": "1"}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    return env
+
+
+@pytest.fixture(scope="session")
+def qcluster(worker_env) -> Iterator[subprocess.Popen]:
+    """A real django-q2 cluster in its own process, on the test database and the ORM broker."""
+    log = open(os.path.join(ARTIFACTS_DIR, "qcluster.log"), "ab")
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=REPO_ROOT,
+        env={**worker_env, "Q_WORKERS": os.environ.get("TEST_Q_WORKERS", "2")},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    time.sleep(1.0)
+    if process.poll() is not None:
+        raise RuntimeError("qcluster exited at start; see test-artifacts/qcluster.log")
+    yield process
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    log.close()
+
+
+def wait_until(predicate: Callable[[], object], *, timeout: float = 20.0, interval: float = 0.1) -> object:
+    """Poll `predicate` until it returns something truthy; fail the test with a clear message if not."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(interval)
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory) -> Iterator[str]:
+    """A private Redis server on a free loopback port (Debian's redis-server, installed by scripts/)."""
+    import shutil
+    import socket
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed: run scripts/install-services.sh")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    workdir = tmp_path_factory.mktemp("redis")
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    import redis
+
+    client = redis.Redis(port=port)
+    wait_until(lambda: _pings(client), timeout=10)
+    yield f"redis://127.0.0.1:{port}/0"
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def _pings(client) -> bool:
+    try:
+        return bool(client.ping())
+    except Exception:
+        return False

@@ -43,6 +43,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_htmx",
     "django_q",
     "agencies",
     "integrations",
@@ -58,6 +61,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "insurehub.urls"
@@ -83,6 +87,8 @@ TEMPLATES = [
 # the writer, IMMEDIATE transactions take the write lock up front (no deadlock-prone lock
 # upgrades), and a generous timeout waits instead of failing with "database is locked".
 SQLITE_PATH = VAR_DIR / "insurehub.sqlite3"
+if not os.environ.get("DATABASE_URL"):
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
@@ -94,11 +100,7 @@ else:
             "OPTIONS": {
                 "timeout": 30,
                 "transaction_mode": "IMMEDIATE",
-                "init_command": (
-                    "PRAGMA journal_mode=WAL;"
-                    "PRAGMA synchronous=NORMAL;"
-                    "PRAGMA busy_timeout=30000;"
-                ),
+                "init_command": ("PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;PRAGMA busy_timeout=30000;"),
             },
         }
     }
@@ -130,6 +132,14 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "InsureHub API",
+    "DESCRIPTION": "Quote requests to every insurer at once, per-insurer results, issuance and policies.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 
 # --- Background work (django-q2) ------------------------------------------------------

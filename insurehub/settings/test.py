@@ -1,7 +1,20 @@
 """Test settings: a real database (SQLite file per run, or DATABASE_URL), fast hashing."""
 
+import os
+
 from .base import *  # noqa: F403
 
 DEBUG = False
 SECRET_KEY = "test-only-secret-key-not-for-production-use-0123456789"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Tests share one SQLite file (not an in-memory database) so that worker processes started by
+# the tests (qcluster, sandbox CLI) see the same data. Workers set INSUREHUB_USE_TEST_DB=1.
+# The name is fixed per test run (by the first process, inherited by the workers it starts),
+# so that two runs on one machine never share a database file.
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    _name = os.environ.setdefault("INSUREHUB_TEST_DB_NAME", f"test-insurehub-{os.getpid()}.sqlite3")
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / _name)}  # noqa: F405
+if os.environ.get("INSUREHUB_USE_TEST_DB"):
+    _db = DATABASES["default"]  # noqa: F405
+    _db["NAME"] = _db.get("TEST", {}).get("NAME") or f"test_{_db['NAME']}"

@@ -69,8 +69,12 @@ class AnkaAdapter(InsurerAdapter):
     credential_fields = ("api_key",)
     error_table = ERROR_TABLE
 
-    def _call(self, method: str, path: str, *, json: Any = None, headers: dict[str, str] | None = None, name: str = "main") -> Call:
-        return Call(method, path, json=json, headers={"X-Api-Key": self.credentials["api_key"], **(headers or {})}, name=name)
+    def _call(
+        self, method: str, path: str, *, json: Any = None, headers: dict[str, str] | None = None, name: str = "main"
+    ) -> Call:
+        return Call(
+            method, path, json=json, headers={"X-Api-Key": self.credentials["api_key"], **(headers or {})}, name=name
+        )
 
     def _read(self, reply: Reply) -> dict[str, Any]:
         """Success body, or a `Refusal` carrying Anka's code and its wait signal."""
@@ -112,20 +116,28 @@ class AnkaAdapter(InsurerAdapter):
         return Policy(policy_no=str(body["policy_no"]), status=POLICY_STATUSES[body["status"]])
 
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
-        return self.channel.exchange(self._call("POST", "/v1/quotes/trafik", json=pick(data, *VEHICLE_FIELDS)), self._read_quote)
+        return self.channel.exchange(
+            self._call("POST", "/v1/quotes/trafik", json=pick(data, *VEHICLE_FIELDS)), self._read_quote
+        )
 
     def kasko_quote(self, data: Mapping[str, Any]) -> Quote:
-        return self.channel.exchange(self._call("POST", "/v1/quotes/kasko", json=pick(data, *KASKO_FIELDS)), self._read_quote)
+        return self.channel.exchange(
+            self._call("POST", "/v1/quotes/kasko", json=pick(data, *KASKO_FIELDS)), self._read_quote
+        )
 
     def dask_address(self, data: Mapping[str, Any]) -> Address:
         def read(reply: Reply) -> Address:
             body = self._read(reply)
-            return Address(uavt_code=str(body["uavt_code"]), address=str(body["address"]), building_id=str(body["building_id"]))
+            return Address(
+                uavt_code=str(body["uavt_code"]), address=str(body["address"]), building_id=str(body["building_id"])
+            )
 
         return self.channel.exchange(self._call("GET", f"/v1/dask/addresses/{path_part(data.get('uavt_code'))}"), read)
 
     def dask_quote(self, data: Mapping[str, Any]) -> Quote:
-        return self.channel.exchange(self._call("POST", "/v1/quotes/dask", json=pick(data, *DASK_FIELDS)), self._read_quote)
+        return self.channel.exchange(
+            self._call("POST", "/v1/quotes/dask", json=pick(data, *DASK_FIELDS)), self._read_quote
+        )
 
     def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
         call = self._call(
@@ -137,4 +149,6 @@ class AnkaAdapter(InsurerAdapter):
         return self.channel.exchange(call, self._read_policy)
 
     def policy_status(self, data: Mapping[str, Any]) -> Policy:
-        return self.channel.exchange(self._call("GET", f"/v1/policies/{path_part(data.get('policy_no'))}"), self._read_policy)
+        return self.channel.exchange(
+            self._call("GET", f"/v1/policies/{path_part(data.get('policy_no'))}"), self._read_policy
+        )

@@ -43,8 +43,10 @@ def status_refusal(reply: Reply, message: str = "") -> Refusal:
 def json_body(reply: Reply) -> Any:
     """Parse a JSON body, or explain (as a `Refusal`) why this answer is not one."""
     if not reply.content.strip():
-        raise status_refusal(reply, "empty body") if reply.status >= 300 else Refusal(
-            "EMPTY_BODY", "empty body where an answer was expected"
+        raise (
+            status_refusal(reply, "empty body")
+            if reply.status >= 300
+            else Refusal("EMPTY_BODY", "empty body where an answer was expected")
         )
     try:
         return json.loads(reply.content)

@@ -1,0 +1,365 @@
+"""Boğaziçi Sigorta: SOAP 1.1, errors inside HTTP 200, `BS-901` + `<TekrarDenemeSn>` throttle.
+
+Issuance is NOT safe to re-send: Boğaziçi does not deduplicate, every successful
+`Policelestir` creates another policy for the same quote, and it takes no reference of ours.
+So every issuance failure that might hide a done deed is marked ambiguous, and before any
+re-send the engine asks `TeklifPoliceSorgu` (by quote number) whether the quote was issued.
+
+Answers are parsed with defusedxml by namespace: a DTD or an entity in an answer is refused
+unread (never expanded), and the `b:` prefix the insurer happens to use means nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+from xml.etree.ElementTree import Element, ParseError
+from xml.sax.saxutils import escape
+
+import defusedxml.ElementTree as safe_xml
+from defusedxml import DefusedXmlException
+
+from integrations.adapters.base import InsurerAdapter, parse_money, parse_utc, status_refusal
+from integrations.adapters.registry import register
+from integrations.channel import Call, Reply
+from integrations.classification import classify
+from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.taxonomy import ErrorClass, ErrorKind, Refusal, WaitHint
+from integrations.waits import parse_delay_seconds
+
+T = TypeVar("T")
+
+SERVICE_PATH = "/ws/AcenteService.asmx"
+SOAP_NS = "http://schemas.xmlsoap.org/soap/envelope/"
+BS_NS = "urn:bogazici"
+
+ERROR_TABLE: dict[str, ErrorKind] = {
+    "BS-100": ErrorKind.VALIDATION,
+    "BS-110": ErrorKind.VALIDATION,
+    "BS-200": ErrorKind.AUTH,
+    "BS-300": ErrorKind.BUSINESS_REJECT,
+    "BS-310": ErrorKind.BUSINESS_REJECT,
+    "BS-320": ErrorKind.EXPIRED,
+    "BS-404": ErrorKind.NOT_FOUND,
+    "BS-900": ErrorKind.UNAVAILABLE,
+    "BS-901": ErrorKind.THROTTLED,
+    "BS-902": ErrorKind.TIMEOUT,
+    # SOAP 1.1 faults (HTTP 500); a dotted suffix ("Server.Busy") is a more specific fault of the same side.
+    "soap:Server": ErrorKind.UNAVAILABLE,
+    "soap:Server.*": ErrorKind.UNAVAILABLE,
+    "soap:Client": ErrorKind.VALIDATION,
+    "soap:Client.*": ErrorKind.VALIDATION,
+}
+
+# The Turkish text an agent sees for Boğaziçi's business refusals.
+AGENT_MESSAGES = {
+    "BS-300": "Araç teminata uygun değil",
+    "BS-310": "Risk kabul edilmedi",
+    "BS-320": "Teklifin süresi dolmuş",
+}
+
+POLICY_STATUSES = {
+    "YURURLUKTE": PolicyStatus.ACTIVE,
+    "IPTAL": PolicyStatus.CANCELLED,
+    "SURESI_DOLDU": PolicyStatus.EXPIRED,
+}
+
+# Platform field -> Boğaziçi element, per operation, in the contract's order.
+VEHICLE_ELEMENTS = (
+    ("Plaka", "plate"),
+    ("KimlikNo", "owner_id"),
+    ("BelgeSeriNo", "registration_serial"),
+    ("KullanimTarzi", "usage"),
+)
+KASKO_ELEMENTS = (
+    *VEHICLE_ELEMENTS,
+    ("ModelYili", "model_year"),
+    ("MarkaKodu", "brand_code"),
+    ("TipKodu", "model_code"),
+)
+DASK_ADDRESS_ELEMENTS = (("UavtKodu", "uavt_code"),)
+DASK_ELEMENTS = (
+    ("UavtKodu", "uavt_code"),
+    ("BinaNo", "building_id"),
+    ("YapiTarzi", "construction_type"),
+    ("InsaYili", "construction_year"),
+    ("KatSayisi", "floor_count"),
+    ("BrutM2", "gross_m2"),
+    ("HasarDurumu", "damage_status"),
+    ("KimlikNo", "owner_id"),
+)
+ISSUE_ELEMENTS = (("TeklifNo", "quote_no"), ("OdemeToken", "payment_token"))
+LOOKUP_ELEMENTS = (("TeklifNo", "quote_no"),)
+STATUS_ELEMENTS = (("PoliceNo", "policy_no"),)
+
+# Which platform field a BS-100 message's element name points at.
+ELEMENT_FIELDS: dict[str, str] = dict(KASKO_ELEMENTS + DASK_ELEMENTS + ISSUE_ELEMENTS + STATUS_ELEMENTS)
+
+# Characters XML 1.0 cannot carry at all, not even escaped: replaced so a bad value is refused as a
+# value by the insurer instead of breaking the envelope.
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _q(name: str, namespace: str = BS_NS) -> str:
+    return f"{{{namespace}}}{name}"
+
+
+def _wire_value(value: Any) -> str:
+    """What goes between the tags: the platform's value as text, escaped; a missing one stays empty."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    else:
+        text = str(value)
+    return escape(_XML_ILLEGAL.sub("\ufffd", text))
+
+
+def soap_envelope(operation: str, elements: Sequence[tuple[str, Any]], *, username: str, password: str) -> bytes:
+    """The request exactly as the contract shows it: credentials in `<b:Kimlik>`, values escaped."""
+    fields = "".join(f"<b:{name}>{_wire_value(value)}</b:{name}>" for name, value in elements)
+    return (
+        f'<soap:Envelope xmlns:soap="{SOAP_NS}" xmlns:b="{BS_NS}">'
+        f"<soap:Header><b:Kimlik><b:Kullanici>{_wire_value(username)}</b:Kullanici>"
+        f"<b:Sifre>{_wire_value(password)}</b:Sifre></b:Kimlik></soap:Header>"
+        f"<soap:Body><b:{operation}>{fields}</b:{operation}></soap:Body>"
+        "</soap:Envelope>"
+    ).encode()
+
+
+def _child_text(parent: Element, name: str) -> str | None:
+    child = parent.find(_q(name))
+    if child is None:
+        return None
+    return (child.text or "").strip()
+
+
+def _required(parent: Element, name: str) -> str:
+    value = _child_text(parent, name)
+    if not value:
+        raise ValueError(f"answer lacks <{name}>")
+    return value
+
+
+def _looks_like_html(reply: Reply) -> bool:
+    """Sniffed from the body, not the label: a real SOAP answer may come mislabelled `text/html`."""
+    head = reply.content[:256].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return head.startswith((b"<!doctype html", b"<html"))
+
+
+def _parse_xml(reply: Reply) -> Element:
+    """The answer's XML tree, or a `Refusal` saying why this answer cannot be read as one."""
+    if not reply.content.strip():
+        if reply.status >= 300:
+            raise status_refusal(reply, "empty body")
+        raise Refusal("EMPTY_BODY", "empty body where a SOAP answer was expected")
+    if _looks_like_html(reply):
+        # A gateway page (502/503 under load) carries no insurer code; its DOCTYPE is not an attack.
+        if reply.status >= 300:
+            raise status_refusal(reply)
+        raise Refusal("MALFORMED_BODY", "HTML page where a SOAP answer was expected")
+    try:
+        return safe_xml.fromstring(reply.content, forbid_dtd=True)
+    except DefusedXmlException as exc:
+        # An XML bomb or external entity: refused before a single entity is expanded.
+        raise Refusal("XML_REFUSED", f"answer carries a DTD or entity declaration ({type(exc).__name__})") from None
+    except ParseError as exc:
+        if reply.status >= 300:
+            raise status_refusal(reply, f"unreadable XML: {exc}") from None
+        raise Refusal("MALFORMED_BODY", f"unreadable XML: {exc}") from None
+
+
+def _namespace_prefixes(content: bytes) -> dict[str, str]:
+    """Prefix -> namespace declared in an (already safely parsed) answer, to resolve a fault's QName."""
+    prefixes: dict[str, str] = {}
+    for _event, (prefix, uri) in safe_xml.iterparse(io.BytesIO(content), events=("start-ns",), forbid_dtd=True):
+        prefixes.setdefault(prefix, uri)
+    return prefixes
+
+
+def _fault_refusal(fault: Element, reply: Reply) -> Refusal:
+    """A SOAP Fault: `soap:Server` is the insurer's side (retry), `soap:Client` ours (do not)."""
+    # SOAP 1.1 fault children are unqualified; accept a qualified one too rather than miss the code.
+    parts = {child.tag.rsplit("}", 1)[-1]: (child.text or "").strip() for child in fault}
+    raw_code = parts.get("faultcode", "")
+    message = parts.get("faultstring", "")
+    prefix, _, local = raw_code.rpartition(":")
+    if local and _namespace_prefixes(reply.content).get(prefix) == SOAP_NS:
+        code = f"soap:{local}"
+    else:
+        code = raw_code or "SOAP_FAULT"
+    side = local.split(".", 1)[0]
+    kind = (
+        {"Server": ErrorKind.UNAVAILABLE, "Client": ErrorKind.VALIDATION}.get(side)
+        if code.startswith("soap:")
+        else None
+    )
+    return Refusal(code, message, kind=kind)
+
+
+def _throttle_wait(result: Element) -> WaitHint | None:
+    seconds = parse_delay_seconds(_child_text(result, "TekrarDenemeSn"))
+    return None if seconds is None else WaitHint(seconds, "TekrarDenemeSn")
+
+
+def _field_named_in(message: str, elements: Sequence[tuple[str, str]]) -> str | None:
+    """The platform field whose Boğaziçi element a BS-100/BS-110 message names (this operation's first)."""
+    candidates = [name for name, _ in elements] + sorted(ELEMENT_FIELDS, key=len, reverse=True)
+    for name in candidates:
+        if re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", message):
+            return ELEMENT_FIELDS.get(name, name)
+    return None
+
+
+@register
+class BogaziciAdapter(InsurerAdapter):
+    code = "bogazici"
+    name = "Boğaziçi Sigorta"
+    credential_fields = ("username", "password")
+    error_table = ERROR_TABLE
+
+    def _exchange(
+        self,
+        operation: str,
+        elements: Sequence[tuple[str, str]],
+        data: Mapping[str, Any],
+        read: Callable[[Element], T],
+        *,
+        name: str = "main",
+        on_refusal: Callable[[Refusal], T] | None = None,
+    ) -> T:
+        """Send one `<Islem>` and hand its successful `<IslemSonuc>` to `read`.
+
+        `on_refusal` sees Boğaziçi's "no" first: it may re-raise it adjusted, or turn it into an answer.
+        """
+        body = soap_envelope(
+            operation,
+            [(element, data.get(field)) for element, field in elements],
+            username=self.credentials["username"],
+            password=self.credentials["password"],
+        )
+        call = Call(
+            "POST",
+            SERVICE_PATH,
+            body=body,
+            headers={"Content-Type": "text/xml; charset=utf-8", "SOAPAction": f'"urn:bogazici:{operation}"'},
+            name=name,
+        )
+
+        def read_reply(reply: Reply) -> T:
+            try:
+                result = self._result(reply, operation, elements)
+            except Refusal as refusal:
+                if on_refusal is None:
+                    raise
+                return on_refusal(refusal)
+            return read(result)
+
+        return self.channel.exchange(call, read_reply)
+
+    def _result(self, reply: Reply, operation: str, elements: Sequence[tuple[str, str]]) -> Element:
+        """The `<IslemSonuc>` of a successful answer, or a `Refusal` with Boğaziçi's own code."""
+        root = _parse_xml(reply)
+        body = root.find(_q("Body", SOAP_NS)) if root.tag == _q("Envelope", SOAP_NS) else None
+        if body is None:
+            if reply.status >= 300:
+                raise status_refusal(reply, "not a SOAP envelope")
+            raise Refusal("MALFORMED_BODY", f"not a SOAP envelope: <{root.tag}>")
+        fault = body.find(_q("Fault", SOAP_NS))
+        if fault is not None:
+            raise _fault_refusal(fault, reply)
+        response = body.find(_q(f"{operation}Response"))
+        result = response.find(_q("IslemSonuc")) if response is not None else None
+        if result is None:
+            if reply.status >= 300:
+                raise status_refusal(reply, f"no {operation}Response/IslemSonuc")
+            raise Refusal("MALFORMED_BODY", f"no {operation}Response/IslemSonuc in the answer")
+        succeeded = (_child_text(result, "Basarili") or "").lower()
+        if succeeded == "true":
+            return result
+        if succeeded != "false":
+            raise Refusal("MALFORMED_BODY", f"Basarili is {succeeded!r}, not true/false")
+        code = _child_text(result, "HataKodu") or "NO_ERROR_CODE"
+        message = _child_text(result, "HataMesaji") or ""
+        field = None
+        if code == "BS-100":
+            field = _field_named_in(message, elements)
+        elif code == "BS-110":
+            field = _field_named_in(message, elements) or "owner_id"
+        wait = _throttle_wait(result) if code == "BS-901" else None
+        raise Refusal(code, AGENT_MESSAGES.get(code) or message, field=field, wait=wait)
+
+    @staticmethod
+    def _quote(result: Element) -> Quote:
+        details: dict[str, Any] = {}
+        coverages = result.find(_q("Teminatlar"))
+        if coverages is not None:
+            details["coverages"] = [(item.text or "").strip() for item in coverages if (item.text or "").strip()]
+        sum_insured = _child_text(result, "SigortaBedeli")
+        if sum_insured:
+            # Details are stored as JSON: the validated decimal string, like the premium on the wire.
+            details["sum_insured"] = str(parse_money(sum_insured))
+        return Quote(
+            quote_no=_required(result, "TeklifNo"),
+            premium=parse_money(_required(result, "BrutPrim")),
+            currency=_required(result, "ParaBirimi"),
+            valid_until=parse_utc(_required(result, "GecerlilikTarihi")),
+            details=details,
+        )
+
+    @staticmethod
+    def _policy(result: Element) -> Policy:
+        status = _required(result, "Durum")
+        if status not in POLICY_STATUSES:
+            raise ValueError(f"unknown policy status {status!r}")
+        return Policy(policy_no=_required(result, "PoliceNo"), status=POLICY_STATUSES[status])
+
+    @staticmethod
+    def _address(result: Element) -> Address:
+        return Address(
+            uavt_code=_required(result, "UavtKodu"),
+            address=_required(result, "AcikAdres"),
+            building_id=_required(result, "BinaNo"),
+        )
+
+    def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self._exchange("TrafikTeklif", VEHICLE_ELEMENTS, data, self._quote)
+
+    def kasko_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self._exchange("KaskoTeklif", KASKO_ELEMENTS, data, self._quote)
+
+    def dask_address(self, data: Mapping[str, Any]) -> Address:
+        return self._exchange("DaskAdresSorgu", DASK_ADDRESS_ELEMENTS, data, self._address)
+
+    def dask_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self._exchange("DaskTeklif", DASK_ELEMENTS, data, self._quote)
+
+    def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
+        """`Policelestir` takes no reference of ours; the quote number is what a lookup asks by."""
+
+        def mark_maybe_issued(refusal: Refusal) -> Policy:
+            # Boğaziçi does not deduplicate: unless the refusal proves nothing was done (a permanent
+            # "no", or the BS-901 quota which the channel never marks), the policy may exist.
+            if refusal.ambiguous is None:
+                kind = classify(self.code, refusal.code, table=self.error_table, fallback=refusal.kind)
+                refusal.ambiguous = kind.error_class is not ErrorClass.PERMANENT
+            raise refusal
+
+        return self._exchange("Policelestir", ISSUE_ELEMENTS, data, self._policy, on_refusal=mark_maybe_issued)
+
+    def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
+        """Ask `TeklifPoliceSorgu` by quote number: `BS-404` is the answer "never issued", not an error."""
+
+        def never_issued(refusal: Refusal) -> None:
+            if refusal.code == "BS-404":
+                return
+            raise refusal
+
+        return self._exchange(
+            "TeklifPoliceSorgu", LOOKUP_ELEMENTS, data, self._policy, name="lookup", on_refusal=never_issued
+        )
+
+    def policy_status(self, data: Mapping[str, Any]) -> Policy:
+        return self._exchange("PoliceSorgu", STATUS_ELEMENTS, data, self._policy)

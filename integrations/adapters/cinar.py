@@ -1,0 +1,329 @@
+"""Çınar Sigorta: JSON with application errors inside HTTP 200, behind a bearer-token gateway.
+
+Three quirks shape this adapter:
+
+* Every answer from Çınar itself is HTTP 200; `success: false` plus an `errorCode` is the "no".
+  Only the gateway in front of it speaks in HTTP statuses: 503 with `Retry-After` as an
+  HTTP-date is its throttle signal, 502/504 with an HTML page mean the backend is down or slow.
+* Calls need a short-lived bearer token. Tokens are cached per process and per client, and
+  `AUTH_TOKEN_EXPIRED` is answered by fetching a new token and sending the same call once more,
+  inside the adapter: the contract says this is not a retry, so the engine never sees it.
+* Issuance carries our reference as `request_ref`, which Çınar deduplicates: a repeat answers
+  `BIZ_DUPLICATE_REQUEST` with the policy the first send created. Re-sending is therefore the
+  way to ask for the state after an ambiguous failure, and a duplicate is a success.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from integrations.adapters.base import (
+    InsurerAdapter,
+    json_body,
+    parse_money,
+    parse_utc,
+    status_refusal,
+)
+from integrations.adapters.registry import register
+from integrations.channel import Call, Reply
+from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.taxonomy import ErrorKind, InsurerError, Refusal, WaitHint
+from integrations.waits import hint_from_retry_after, parse_delay_seconds
+
+T = TypeVar("T")
+
+ERROR_TABLE: dict[str, ErrorKind] = {
+    "VAL_*": ErrorKind.VALIDATION,
+    "AUTH_INVALID_CLIENT": ErrorKind.AUTH,
+    # Reached only when a freshly fetched token is refused as expired too.
+    "AUTH_TOKEN_EXPIRED": ErrorKind.AUTH,
+    "BIZ_NOT_ELIGIBLE": ErrorKind.BUSINESS_REJECT,
+    "BIZ_RISK_DECLINED": ErrorKind.BUSINESS_REJECT,
+    "BIZ_QUOTE_EXPIRED": ErrorKind.EXPIRED,
+    "SYS_BUSY": ErrorKind.UNAVAILABLE,
+    "SYS_MAINTENANCE": ErrorKind.UNAVAILABLE,
+}
+
+# The Turkish text an agent sees for Çınar's business refusals.
+AGENT_MESSAGES = {
+    "BIZ_NOT_ELIGIBLE": "Araç teminata uygun değil",
+    "BIZ_RISK_DECLINED": "Risk kabul edilmedi",
+    "BIZ_QUOTE_EXPIRED": "Teklifin süresi dolmuş",
+}
+
+POLICY_STATUSES = {"AKTIF": PolicyStatus.ACTIVE, "IPTAL": PolicyStatus.CANCELLED, "BITTI": PolicyStatus.EXPIRED}
+
+TOKEN_EXPIRED = "AUTH_TOKEN_EXPIRED"  # noqa: S105 - an error code, not a secret
+DUPLICATE_REQUEST = "BIZ_DUPLICATE_REQUEST"
+
+# Platform field -> Çınar field, per operation (order kept as the contract lists them).
+VEHICLE_FIELDS = {
+    "plate": "plaka",
+    "owner_id": "kimlik_no",
+    "registration_serial": "belge_seri_no",
+    "usage": "kullanim",
+}
+KASKO_FIELDS = {**VEHICLE_FIELDS, "model_year": "model_yili", "brand_code": "marka_kodu", "model_code": "tip_kodu"}
+ADDRESS_FIELDS = {"uavt_code": "uavt_kodu"}
+DASK_FIELDS = {
+    "uavt_code": "uavt_kodu",
+    "building_id": "bina_no",
+    "construction_type": "yapi_tarzi",
+    "construction_year": "insa_yili",
+    "floor_count": "kat_sayisi",
+    "gross_m2": "brut_m2",
+    "damage_status": "hasar_durumu",
+    "owner_id": "kimlik_no",
+}
+ISSUE_FIELDS = {"quote_no": "teklif_no", "payment_token": "odeme_token"}
+STATUS_FIELDS = {"policy_no": "police_no"}
+
+# Çınar's extras worth keeping on a quote, under the platform's names.
+QUOTE_DETAILS = {"teminatlar": "coverages", "sigorta_bedeli": "sum_insured"}
+
+
+# --- token cache -------------------------------------------------------------------------------
+# Tokens live for minutes (300 s in the contract) and every worker thread calls Çınar, so they
+# are cached per process, keyed by (base_url, client_id). A token is dropped this long before
+# Çınar would expire it, so a call never leaves with a token about to die in flight.
+TOKEN_SAFETY_MARGIN = 30.0
+
+
+@dataclass(frozen=True)
+class _CachedToken:
+    value: str
+    expires_at: float  # time.monotonic()
+
+
+_tokens: dict[tuple[str, str], _CachedToken] = {}
+_tokens_lock = threading.Lock()
+# One lock per client: threads needing a token for the same client wait for one fetch rather
+# than all asking Çınar at once (its token endpoint is rate-limited like the rest).
+_fetch_locks: dict[tuple[str, str], threading.Lock] = {}
+
+
+def _fetch_lock(key: tuple[str, str]) -> threading.Lock:
+    with _tokens_lock:
+        return _fetch_locks.setdefault(key, threading.Lock())
+
+
+def _cached_token(key: tuple[str, str]) -> str | None:
+    with _tokens_lock:
+        cached = _tokens.get(key)
+        if cached is None:
+            return None
+        if cached.expires_at <= time.monotonic():
+            del _tokens[key]
+            return None
+        return cached.value
+
+
+def _store_token(key: tuple[str, str], value: str, expires_in: float) -> None:
+    margin = min(TOKEN_SAFETY_MARGIN, expires_in / 10)
+    with _tokens_lock:
+        _tokens[key] = _CachedToken(value, time.monotonic() + expires_in - margin)
+
+
+def _forget_token(key: tuple[str, str], value: str) -> None:
+    """Drop `value` only: another thread may already have cached a fresh token for this client."""
+    with _tokens_lock:
+        cached = _tokens.get(key)
+        if cached is not None and cached.value == value:
+            del _tokens[key]
+
+
+def clear_token_cache() -> None:
+    """Forget every cached token (tests; a rotated client secret)."""
+    with _tokens_lock:
+        _tokens.clear()
+
+
+# --- reading answers ---------------------------------------------------------------------------
+
+
+def _gateway_refusal(reply: Reply) -> Refusal:
+    """A non-200 answer comes from the gateway, never from Çınar: it carries no Çınar code."""
+    if reply.status == 503:
+        wait = hint_from_retry_after(reply.headers.get("Retry-After"))
+        if wait is not None:
+            # The gateway's 503 + Retry-After is Çınar's contracted throttle signal.
+            return Refusal("503", "over the contracted rate", kind=ErrorKind.THROTTLED, wait=wait)
+    return status_refusal(reply)
+
+
+def _answer(reply: Reply) -> dict[str, Any]:
+    """The JSON object Çınar answered with; anything else (gateway pages included) is a `Refusal`."""
+    if reply.status != 200:
+        raise _gateway_refusal(reply)
+    body = json_body(reply)
+    if not isinstance(body, dict):
+        raise Refusal("MALFORMED_BODY", "JSON object expected")
+    return body
+
+
+def _refuse_if_failed(body: Mapping[str, Any]) -> None:
+    """`success: false` is Çınar's "no", whatever the HTTP status said: raise its errorCode."""
+    if body.get("success") is not False:
+        return
+    code = body.get("errorCode")
+    if not isinstance(code, str) or not code:
+        raise Refusal("MALFORMED_BODY", "failure without an errorCode")
+    data = body.get("data") if isinstance(body.get("data"), dict) else {}
+    wait: WaitHint | None = None
+    if code == "SYS_MAINTENANCE":
+        seconds = parse_delay_seconds(data.get("retry_after_seconds"))
+        if seconds is not None:
+            wait = WaitHint(seconds, "retry_after_seconds")
+    message = AGENT_MESSAGES.get(code) or str(body.get("message") or "")
+    field = next((f for f in (body.get("field"), data.get("field")) if isinstance(f, str) and f), None)
+    raise Refusal(code, message, field=field, wait=wait)
+
+
+def _data(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The `data` object of a successful business answer."""
+    _refuse_if_failed(body)
+    data = body.get("data")
+    if body.get("success") is not True or not isinstance(data, dict):
+        raise Refusal("MALFORMED_BODY", "`success: true` with a `data` object expected")
+    return data
+
+
+def _read_token(reply: Reply) -> tuple[str, float]:
+    """The token answer is the bare `{access_token, expires_in}` object (no `data` wrapper)."""
+    try:
+        body = _answer(reply)
+        _refuse_if_failed(body)
+    except Refusal as refusal:
+        refusal.ambiguous = False  # a token request cannot have issued a policy, whatever failed
+        raise
+    token = body.get("access_token")
+    expires_in = parse_delay_seconds(body.get("expires_in"))
+    if not isinstance(token, str) or not token or not expires_in:
+        raise ValueError("token answer lacks access_token or a positive expires_in")
+    return token, expires_in
+
+
+def _read_quote(reply: Reply) -> Quote:
+    data = _data(_answer(reply))
+    return Quote(
+        quote_no=str(data["teklif_no"]),
+        premium=parse_money(data["prim"]),
+        currency=str(data["para_birimi"]),
+        valid_until=parse_utc(data["gecerlilik"]),
+        details={ours: data[theirs] for theirs, ours in QUOTE_DETAILS.items() if theirs in data},
+    )
+
+
+def _read_address(reply: Reply) -> Address:
+    data = _data(_answer(reply))
+    return Address(uavt_code=str(data["uavt_kodu"]), address=str(data["adres"]), building_id=str(data["bina_no"]))
+
+
+def _policy(data: Mapping[str, Any]) -> Policy:
+    return Policy(policy_no=str(data["police_no"]), status=POLICY_STATUSES[data["durum"]])
+
+
+def _read_policy(reply: Reply) -> Policy:
+    return _policy(_data(_answer(reply)))
+
+
+def _read_issued_policy(reply: Reply) -> Policy:
+    """A duplicate `request_ref` means our earlier send went through: its policy is the answer."""
+    body = _answer(reply)
+    if body.get("success") is False and body.get("errorCode") == DUPLICATE_REQUEST:
+        data = body.get("data")
+        policy_no = data.get("police_no") if isinstance(data, dict) else None
+        if not isinstance(policy_no, str) or not policy_no:
+            raise Refusal(DUPLICATE_REQUEST, "duplicate request_ref answered without data.police_no")
+        # The answer names no status; a policy our own send created moments ago is in force.
+        return Policy(policy_no=policy_no, status=PolicyStatus.ACTIVE)
+    return _policy(_data(body))
+
+
+def _translate(data: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
+    """Platform fields under Çınar's names; a missing one is sent as null for Çınar to refuse."""
+    return {theirs: data.get(ours) for ours, theirs in fields.items()}
+
+
+@register
+class CinarAdapter(InsurerAdapter):
+    code = "cinar"
+    name = "Çınar Sigorta"
+    credential_fields = ("client_id", "client_secret")
+    error_table = ERROR_TABLE
+
+    @property
+    def _token_key(self) -> tuple[str, str]:
+        return (self.channel.base_url, self.credentials["client_id"])
+
+    def _token(self) -> str:
+        """A live token for this client: the cached one, else one fetched now (one fetch per client)."""
+        key = self._token_key
+        token = _cached_token(key)
+        if token is not None:
+            return token
+        lock = _fetch_lock(key)
+        # Wait for another thread's fetch no longer than this operation may run; past that,
+        # fetch anyway (the channel refuses to send once the deadline has passed).
+        remaining = self.channel.remaining()
+        acquired = lock.acquire(timeout=-1 if remaining is None else max(remaining, 0.0))
+        try:
+            token = _cached_token(key)
+            if token is None:
+                call = Call(
+                    "POST",
+                    "/api/v2/token",
+                    json={
+                        "client_id": self.credentials["client_id"],
+                        "client_secret": self.credentials["client_secret"],
+                    },
+                    name="token",
+                )
+                token, expires_in = self.channel.exchange(call, _read_token)
+                _store_token(key, token, expires_in)
+            return token
+        finally:
+            if acquired:
+                lock.release()
+
+    def _send(self, islem: str, payload: dict[str, Any], read: Callable[[Reply], T]) -> T:
+        """Send one call; on `AUTH_TOKEN_EXPIRED`, renew the token and send it once more.
+
+        The contract says the renewal is not a retry, so it happens here and the engine only
+        sees the final outcome. A second expiry goes through as a permanent auth failure.
+        """
+        token = self._token()
+        try:
+            return self.channel.exchange(self._call(islem, payload, token), read)
+        except InsurerError as error:
+            if error.provider_code != TOKEN_EXPIRED:
+                raise
+            _forget_token(self._token_key, token)
+        return self.channel.exchange(self._call(islem, payload, self._token()), read)
+
+    @staticmethod
+    def _call(islem: str, payload: dict[str, Any], token: str) -> Call:
+        return Call("POST", f"/api/v2/{islem}", json=payload, headers={"Authorization": f"Bearer {token}"})
+
+    def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self._send("trafik-teklif", _translate(data, VEHICLE_FIELDS), _read_quote)
+
+    def kasko_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self._send("kasko-teklif", _translate(data, KASKO_FIELDS), _read_quote)
+
+    def dask_address(self, data: Mapping[str, Any]) -> Address:
+        return self._send("dask-adres", _translate(data, ADDRESS_FIELDS), _read_address)
+
+    def dask_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self._send("dask-teklif", _translate(data, DASK_FIELDS), _read_quote)
+
+    def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
+        payload = {**_translate(data, ISSUE_FIELDS), "request_ref": reference}
+        return self._send("police-olustur", payload, _read_issued_policy)
+
+    def policy_status(self, data: Mapping[str, Any]) -> Policy:
+        return self._send("police-durum", _translate(data, STATUS_FIELDS), _read_policy)

@@ -1,0 +1,335 @@
+"""Deniz Sigorta: REST/JSON behind HTTP Basic, slow, with asynchronous issuance.
+
+Issuance is a request that Deniz works on in the background: `POST /policy-requests` answers
+202 with a `request_id`, and the policy appears when polling says `ISSUED`. Deniz deduplicates
+by our `client_reference` (a repeat answers 409 with the earlier `request_id`), and can be asked
+by that reference what became of an earlier, unanswered send. Polling belongs to the attempt
+that sent the request: the engine only sees one attempt, which ends in a policy, a refusal, or
+(when the deadline comes first) an ambiguous "still processing" that makes the next attempt
+look the request up instead of sending it again.
+
+Deniz has no `Retry-After`: a 429 carries `X-RateLimit-Reset`, the unix time its window reopens.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from integrations.adapters.base import (
+    InsurerAdapter,
+    json_body,
+    parse_money,
+    parse_utc,
+    path_part,
+    pick,
+    status_refusal,
+)
+from integrations.adapters.registry import register
+from integrations.channel import Call, Channel, Reply
+from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, Refusal, WaitHint
+from integrations.waits import parse_reset_epoch
+
+ERROR_TABLE: dict[str, ErrorKind] = {
+    "INVALID_REQUEST": ErrorKind.VALIDATION,
+    "AGENCY_NOT_AUTHORIZED": ErrorKind.NOT_ALLOWED,
+    "NOT_FOUND": ErrorKind.NOT_FOUND,
+    "UNDERWRITING_DECLINED": ErrorKind.BUSINESS_REJECT,
+    "QUOTE_EXPIRED": ErrorKind.EXPIRED,
+    "TOO_MANY_REQUESTS": ErrorKind.THROTTLED,
+    # Not an error code of Deniz's: a policy request that Deniz itself turned down.
+    "REJECTED": ErrorKind.BUSINESS_REJECT,
+}
+
+# The Turkish text an agent sees for Deniz's business refusals.
+AGENT_MESSAGES = {
+    "AGENCY_NOT_AUTHORIZED": "Bu ürün için yetkiniz yok",
+    "UNDERWRITING_DECLINED": "Risk kabul edilmedi",
+    "QUOTE_EXPIRED": "Teklifin süresi dolmuş",
+}
+
+POLICY_STATES = {"IN_FORCE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "LAPSED": PolicyStatus.EXPIRED}
+
+PRODUCTS = {"trafik": "TRAFIK", "kasko": "KASKO", "dask": "DASK"}
+VEHICLE_RISK_FIELDS = ("plate", "registration_serial", "usage")
+KASKO_RISK_FIELDS = (*VEHICLE_RISK_FIELDS, "model_year", "brand_code", "model_code")
+DASK_RISK_FIELDS = (
+    "uavt_code",
+    "building_id",
+    "construction_type",
+    "construction_year",
+    "floor_count",
+    "gross_m2",
+    "damage_status",
+)
+# Extras a quote answer may carry that are worth keeping with the quote.
+QUOTE_DETAILS = ("coverages", "sum_insured")
+
+PROCESSING, ISSUED, REJECTED = "PROCESSING", "ISSUED", "REJECTED"
+REQUEST_STATES = (PROCESSING, ISSUED, REJECTED)
+
+# Polling: start quickly (issuance usually completes within seconds), back off to a gentle cap.
+POLL_FIRST_INTERVAL = 0.2
+POLL_MAX_INTERVAL = 2.0
+# Time a poll needs for itself; no poll is started with less of the deadline left.
+POLL_MIN_WINDOW = 0.5
+# How long to keep polling when the operation has no deadline (a bare adapter, outside the engine).
+POLL_WITHOUT_DEADLINE = 60.0
+
+
+@dataclass(frozen=True)
+class _RequestState:
+    request_id: str
+    status: str
+    policy_no: str = ""
+    reason: str = ""
+
+
+@register
+class DenizAdapter(InsurerAdapter):
+    code = "deniz"
+    name = "Deniz Sigorta"
+    credential_fields = ("username", "password")
+    error_table = ERROR_TABLE
+
+    def __init__(self, *, channel: Channel, credentials: Mapping[str, str]) -> None:
+        super().__init__(channel=channel, credentials=credentials)
+        pair = f"{self.credentials['username']}:{self.credentials['password']}".encode()
+        self._authorization = "Basic " + base64.b64encode(pair).decode("ascii")
+        self._poll_stop_at: float | None = None
+
+    def _call(
+        self, method: str, path: str, *, json: Any = None, params: dict[str, str] | None = None, name: str = "main"
+    ) -> Call:
+        return Call(method, path, json=json, params=params, headers={"Authorization": self._authorization}, name=name)
+
+    # -- reading answers ---------------------------------------------------------------------
+
+    def _read(self, reply: Reply) -> dict[str, Any]:
+        """Success body, or a `Refusal` carrying Deniz's code and its wait signal."""
+        if 200 <= reply.status < 300:
+            return _json_object(reply)
+        if reply.status == 401:
+            # Deniz's 401 has no code of its own (the contract's table says so), whatever the body holds.
+            raise status_refusal(reply, "bad credentials")
+        # X-RateLimit-Reset may ride on every answer as information; only a throttle asks us to wait.
+        wait = _reset_hint(reply) if reply.status == 429 else None
+        try:
+            body = json_body(reply)
+        except Refusal as refusal:
+            refusal.wait = wait
+            raise
+        code = body.get("code") if isinstance(body, dict) else None
+        detail = str(body.get("detail") or "") if isinstance(body, dict) else ""
+        if not isinstance(code, str) or not code:
+            # 401 carries no code at all; a 5xx may carry any body.
+            refusal = status_refusal(reply, detail or "error body without a code")
+            refusal.wait = wait
+            raise refusal
+        if code == "TOO_MANY_REQUESTS" and wait is None:
+            wait = _reset_hint(reply)
+        message = AGENT_MESSAGES.get(code) or detail
+        kind = ErrorKind.UNAVAILABLE if reply.status >= 500 else None
+        raise Refusal(code, message, wait=wait, kind=kind)
+
+    def _read_quote(self, reply: Reply) -> Quote:
+        body = self._read(reply)
+        premium = body["gross_premium"]
+        return Quote(
+            quote_no=str(body["quote_id"]),
+            premium=parse_money(premium["amount"]),
+            currency=str(premium["currency"]),
+            valid_until=parse_utc(body["expires_at"]),
+            details={k: body[k] for k in QUOTE_DETAILS if k in body},
+        )
+
+    def _read_request(self, reply: Reply) -> _RequestState:
+        """A policy request's state; REJECTED is Deniz's final "no", raised here so it is logged as one."""
+        state = _request_state(self._read(reply))
+        if state.status == REJECTED:
+            raise _rejection(state)
+        return state
+
+    # -- quotes, address, status -------------------------------------------------------------
+
+    def _quote(self, product: str, data: Mapping[str, Any], risk_fields: tuple[str, ...]) -> Quote:
+        body = {"product": PRODUCTS[product], "insured": pick(data, "owner_id"), "risk": pick(data, *risk_fields)}
+        return self.channel.exchange(self._call("POST", "/quotes", json=body), self._read_quote)
+
+    def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self._quote("trafik", data, VEHICLE_RISK_FIELDS)
+
+    def kasko_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self._quote("kasko", data, KASKO_RISK_FIELDS)
+
+    def dask_quote(self, data: Mapping[str, Any]) -> Quote:
+        return self._quote("dask", data, DASK_RISK_FIELDS)
+
+    def dask_address(self, data: Mapping[str, Any]) -> Address:
+        def read(reply: Reply) -> Address:
+            body = self._read(reply)
+            return Address(
+                uavt_code=str(body["uavt_code"]), address=str(body["line"]), building_id=str(body["building_ref"])
+            )
+
+        return self.channel.exchange(self._call("GET", f"/addresses/{path_part(data.get('uavt_code'))}"), read)
+
+    def policy_status(self, data: Mapping[str, Any]) -> Policy:
+        def read(reply: Reply) -> Policy:
+            body = self._read(reply)
+            return Policy(policy_no=str(body["policy_no"]), status=POLICY_STATES[body["state"]])
+
+        return self.channel.exchange(self._call("GET", f"/policies/{path_part(data.get('policy_no'))}"), read)
+
+    # -- issuance ----------------------------------------------------------------------------
+
+    def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
+        """Send the policy request and poll it to its end, within this one attempt."""
+        self._start_polling_clock()
+        body = {
+            "quote_id": data.get("quote_no"),
+            "payment_token": data.get("payment_token"),
+            "client_reference": reference,
+        }
+        call = self._call("POST", "/policy-requests", json=body)
+        return self._await(self.channel.exchange(call, self._read_issue))
+
+    def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
+        """Ask Deniz what became of our reference; a request still in work is polled to its end."""
+        self._start_polling_clock()
+        call = self._call("GET", "/policy-requests", params={"client_reference": reference}, name="lookup")
+        state = self.channel.exchange(call, self._read_lookup)
+        return None if state is None else self._await(state)
+
+    def _read_issue(self, reply: Reply) -> _RequestState:
+        """The answer to a send: 202 with the new request, or 409 naming the request that stands.
+
+        A 409 DUPLICATE_REFERENCE is not a failure: an earlier send with our reference reached
+        Deniz, and that request's outcome is the one we want.
+        """
+        if reply.status == 409:
+            try:
+                body = json_body(reply)
+            except Refusal:
+                body = None
+            if isinstance(body, dict) and body.get("code") == "DUPLICATE_REFERENCE":
+                request_id = body.get("request_id")
+                if not request_id:
+                    # Our reference is known but the request was not named: the next attempt looks it up.
+                    raise Refusal("DUPLICATE_REFERENCE", "409 without the earlier request_id", ambiguous=True)
+                return self._settled_or_next_poll(_RequestState(request_id=str(request_id), status=PROCESSING))
+        return self._settled_or_next_poll(self._read_request(reply))
+
+    def _read_lookup(self, reply: Reply) -> _RequestState | None:
+        items = self._read(reply)["items"]
+        if not isinstance(items, list):
+            raise Refusal("MALFORMED_BODY", "items is not a list")
+        if not items:
+            return None  # never received: sending is safe
+        states = [_request_state(item) for item in items]
+        # Deniz keeps one request per reference; should it list more, a policy wins over work in hand.
+        for wanted in (ISSUED, PROCESSING):
+            for state in states:
+                if state.status == wanted:
+                    return self._settled_or_next_poll(state)
+        raise _rejection(states[0])
+
+    def _await(self, state: _RequestState) -> Policy:
+        """Poll a request Deniz accepted until it is ISSUED (REJECTED is raised while reading).
+
+        A poll that fails (throttled, reset, 5xx) changes nothing: the request exists, so we keep
+        asking, waiting at least what Deniz signalled. When no time is left for another poll, the
+        last failure ends the attempt marked ambiguous, so the next attempt looks before sending.
+        """
+        call = self._call("GET", f"/policy-requests/{path_part(state.request_id)}", name="poll")
+        interval = POLL_FIRST_INTERVAL
+        pause = self._next_pause(interval) or 0.0
+        while state.status != ISSUED:
+            time.sleep(pause)
+            interval = min(interval * 2, POLL_MAX_INTERVAL)
+            try:
+                state = self.channel.exchange(call, partial(self._read_poll, interval=interval))
+            except InsurerError as error:
+                if error.error_class is ErrorClass.PERMANENT:
+                    raise
+                pause = self._next_pause(interval, error.wait)
+                if pause is None:
+                    error.ambiguous = True
+                    raise
+            else:
+                # The read already found time for another poll; a few ms since then cost nothing.
+                pause = self._next_pause(interval) or 0.0
+        return Policy(policy_no=state.policy_no, status=PolicyStatus.ACTIVE)
+
+    def _read_poll(self, reply: Reply, *, interval: float) -> _RequestState:
+        return self._settled_or_next_poll(self._read_request(reply), interval)
+
+    def _settled_or_next_poll(self, state: _RequestState, interval: float = POLL_FIRST_INTERVAL) -> _RequestState:
+        """Inside a read: a request still PROCESSING with no time left to poll again ends the attempt.
+
+        Raised here rather than after the exchange so the attempt log shows why the attempt ended.
+        """
+        if state.status == PROCESSING and self._next_pause(interval) is None:
+            raise Refusal(
+                "STILL_PROCESSING",
+                f"Poliçe talebi {state.request_id} hâlâ işleniyor",
+                kind=ErrorKind.UNAVAILABLE,
+                ambiguous=True,
+            )
+        return state
+
+    def _next_pause(self, interval: float, wait: WaitHint | None = None) -> float | None:
+        """How long to sleep before the next poll, or None when no poll fits before the deadline."""
+        wanted = interval if wait is None else max(interval, wait.seconds)
+        remaining = self.channel.remaining()
+        if remaining is None and self._poll_stop_at is not None:
+            remaining = self._poll_stop_at - time.monotonic()
+        if remaining is None:
+            return wanted
+        budget = remaining - POLL_MIN_WINDOW
+        # Polling before the insurer's window reopens would only be throttled again.
+        if budget <= 0 or (wait is not None and wait.seconds > budget):
+            return None
+        return min(wanted, budget)
+
+    def _start_polling_clock(self) -> None:
+        if self.channel.remaining() is None:
+            self._poll_stop_at = time.monotonic() + POLL_WITHOUT_DEADLINE
+
+
+def _json_object(reply: Reply) -> dict[str, Any]:
+    body = json_body(reply)
+    if not isinstance(body, dict):
+        raise Refusal("MALFORMED_BODY", "JSON object expected")
+    return body
+
+
+def _reset_hint(reply: Reply) -> WaitHint | None:
+    seconds = parse_reset_epoch(reply.headers.get("X-RateLimit-Reset"))
+    return None if seconds is None else WaitHint(seconds, "X-RateLimit-Reset")
+
+
+def _request_state(body: Any) -> _RequestState:
+    if not isinstance(body, dict):
+        raise Refusal("MALFORMED_BODY", "policy request is not a JSON object")
+    status = body["status"]
+    if status not in REQUEST_STATES:
+        raise ValueError(f"unknown policy request status {status!r}")
+    if status == ISSUED and not body.get("policy_no"):
+        raise ValueError(f"request {body['request_id']} ISSUED without a policy_no")
+    return _RequestState(
+        request_id=str(body["request_id"]),
+        status=status,
+        policy_no=str(body.get("policy_no") or ""),
+        reason=str(body.get("reason") or ""),
+    )
+
+
+def _rejection(state: _RequestState) -> Refusal:
+    reason = state.reason or "gerekçe bildirilmedi"
+    return Refusal("REJECTED", f"Poliçe talebi reddedildi: {reason}", kind=ErrorKind.BUSINESS_REJECT, ambiguous=False)

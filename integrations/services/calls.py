@@ -12,6 +12,7 @@ from integrations.channel import CallContext, Channel
 from integrations.engine import Outcome, RetryBudget, SendRate, run_operation
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import OPERATION_PRODUCT, Operation
+from integrations.pacing import SharedRetryBudget, SharedSendRate
 from integrations.policies import policy_for
 from integrations.recording import AttemptRecorder, DatabaseRecorder
 from integrations.taxonomy import InsurerError
@@ -25,6 +26,8 @@ class Endpoint:
     base_url: str
     credentials: Mapping[str, str]
     account_key: str = ""
+    # The agency's contracted calls per second at this insurer: the send-rate ceiling.
+    contracted_rate: float | None = None
 
 
 def endpoint_for_account(account: InsurerAccount) -> Endpoint:
@@ -33,6 +36,7 @@ def endpoint_for_account(account: InsurerAccount) -> Endpoint:
         base_url=account.insurer.base_url,
         credentials=account.get_credentials(),
         account_key=account.rate_key,
+        contracted_rate=account.contracted_rate,
     )
 
 
@@ -54,7 +58,9 @@ def endpoint_resolve(
             accounts = accounts.filter(agency__code=agency_code)
         found = list(accounts[:2])
         if not found:
-            raise LookupError(f"no active account at {insurer_code!r}" + (f" for agency {agency_code!r}" if agency_code else ""))
+            raise LookupError(
+                f"no active account at {insurer_code!r}" + (f" for agency {agency_code!r}" if agency_code else "")
+            )
         if len(found) > 1 and not agency_code:
             raise LookupError(f"several agencies have accounts at {insurer_code!r}: pick one with --agency")
         account = found[0]
@@ -65,6 +71,7 @@ def endpoint_resolve(
         base_url=base_url,
         credentials=credentials if credentials is not None else account.get_credentials(),
         account_key=account.rate_key if account else f"{insurer_code}:{_credential_identity(credentials or {})}",
+        contracted_rate=account.contracted_rate if account else None,
     )
 
 
@@ -94,8 +101,14 @@ def insurer_operation_run(
     send_rate: SendRate | None = None,
     on_retry: Callable[[int, InsurerError, float], None] | None = None,
     sleep: Callable[[float], None] | None = None,
+    attempt_limit: int | None = None,
+    attempt_offset: int = 0,
 ) -> Outcome:
-    """Run one operation with the policy in force for (insurer, operation); never raises for insurer failures."""
+    """Run one operation with the policy in force for (insurer, operation); never raises for insurer failures.
+
+    Send rate and retry budget default to the shared ones, so every caller — quote desk,
+    background jobs, the probe — paces and budgets against the same state.
+    """
     op = Operation(operation)
     product = product or (OPERATION_PRODUCT[op] or "") or str(data.get("product") or "")
     recorder = recorder or DatabaseRecorder()
@@ -120,8 +133,10 @@ def insurer_operation_run(
         recorder=recorder,
         reference=reference,
         resume_issuance=resume_issuance,
-        budget=budget,
-        send_rate=send_rate,
+        budget=budget or SharedRetryBudget(),
+        send_rate=send_rate or SharedSendRate(contracted_rate=endpoint.contracted_rate),
         on_retry=on_retry,
+        attempt_limit=attempt_limit,
+        attempt_offset=attempt_offset,
         **kwargs,
     )

@@ -1,0 +1,67 @@
+"""The engine's send-rate and retry-budget hooks, backed by the shared state.
+
+See `integrations.ratecontrol` for the rules and `integrations.sharedstate` for where the
+state lives. One `SharedSendRate` is made per operation, because the ceiling is the calling
+agency's own contracted rate at that insurer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from integrations.policies import RetryPolicy
+from integrations.ratecontrol import adjusted_rate, rate_ceiling
+from integrations.sharedstate import SharedState, shared_state
+
+
+class SharedSendRate:
+    def __init__(
+        self,
+        *,
+        contracted_rate: float | None,
+        state: SharedState | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.contracted_rate = contracted_rate
+        self.state = state or shared_state()
+        self.sleep = sleep
+
+    def _ceiling(self, policy: RetryPolicy) -> float:
+        return rate_ceiling(policy_ceiling=policy.rate_ceiling, contracted_rate=self.contracted_rate)
+
+    def acquire(self, account_key: str, *, policy: RetryPolicy, max_wait: float | None) -> float:
+        """Wait for this account's next send slot. A slot later than `max_wait` is not taken:
+        the call goes out now, and the insurer's own throttle signal, if any, decides."""
+        ceiling = self._ceiling(policy)
+        wait = self.state.reserve_send_slot(account_key, initial_rate=ceiling, ceiling=ceiling, max_wait=max_wait)
+        if wait > 0 and (max_wait is None or wait <= max_wait):
+            self.sleep(wait)
+            return wait
+        return 0.0
+
+    def observe(self, account_key: str, *, throttled: bool, policy: RetryPolicy) -> None:
+        closed = self.state.record_outcome(account_key, throttled=throttled)
+        if closed is None:
+            return
+        rate, window = closed
+        new_rate = adjusted_rate(
+            rate,
+            window,
+            floor=policy.rate_floor,
+            ceiling=self._ceiling(policy),
+            threshold=policy.throttle_threshold,
+        )
+        if new_rate != rate:
+            self.state.set_rate(account_key, new_rate)
+
+
+class SharedRetryBudget:
+    def __init__(self, state: SharedState | None = None) -> None:
+        self.state = state or shared_state()
+
+    def record_first_attempt(self, insurer_code: str, *, ok: bool) -> None:
+        self.state.budget_record_first(insurer_code, ok=ok)
+
+    def try_spend(self, insurer_code: str, ratio: float) -> bool:
+        return self.state.budget_try_spend(insurer_code, ratio=ratio)

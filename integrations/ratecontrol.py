@@ -1,0 +1,82 @@
+"""Adaptive send rate per agency account, and the retry budget per insurer: the decisions.
+
+Both are shared by every worker on every machine; the state lives in a `SharedState`
+backend (the database, or Redis when configured — see `integrations.sharedstate`). This
+module holds only the arithmetic, so it can be read, tested and benchmarked on its own.
+
+Send rate. We know each account's contracted rate, so we pace just under it rather than
+probing upwards until the insurer pushes back (the halve-and-creep of TCP would settle near
+81 % of the contract). When a window's throttle ratio crosses the threshold, the rate drops
+at once to what the insurer actually accepted in that window, less a margin — fast, and
+aimed rather than blind. While windows stay clean it climbs back by one percent a window
+towards the ceiling. Calls are spaced evenly (GCRA: one theoretical arrival time per account), so
+workers on many machines never burst together.
+
+Retry budget. Retries may not exceed `ratio` × the successful first attempts in a sliding
+window (plus a small allowance, so a quiet insurer is not starved of its first retries).
+A dead insurer then receives barely more than one call per first attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Pace this far under the ceiling: the insurer's bucket and our clock never agree exactly.
+PACING_MARGIN = 0.98
+# A window closes after this many attempts, or after WINDOW_MAX_SECONDS with at least WINDOW_MIN_ATTEMPTS.
+WINDOW_ATTEMPTS = 40
+WINDOW_MIN_ATTEMPTS = 5
+WINDOW_MAX_SECONDS = 5.0
+# After a throttled window: accepted rate × this (a little under what got through).
+DECREASE_MARGIN = 0.97
+# Never cut by less than 5 %: a throttle is a clear signal, react to it.
+MIN_DECREASE = 0.95
+# Each clean window adds this share of the current rate: a probe above the insurer's real limit
+# then costs only about this share of one window in throttles.
+INCREASE_SHARE = 0.01
+
+BUDGET_WINDOW_SECONDS = 60
+BUDGET_BUCKET_SECONDS = 5
+BUDGET_MIN_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class Window:
+    attempts: int
+    throttled: int
+    seconds: float
+
+    @property
+    def throttle_ratio(self) -> float:
+        return self.throttled / self.attempts if self.attempts else 0.0
+
+    def is_closed(self) -> bool:
+        return self.attempts >= WINDOW_ATTEMPTS or (
+            self.seconds >= WINDOW_MAX_SECONDS and self.attempts >= WINDOW_MIN_ATTEMPTS
+        )
+
+
+def rate_ceiling(*, policy_ceiling: float, contracted_rate: float | None) -> float:
+    """The highest rate we will send at: the contract, never above the admin's ceiling."""
+    ceiling = policy_ceiling if contracted_rate is None else min(policy_ceiling, contracted_rate)
+    return max(ceiling * PACING_MARGIN, 0.01)
+
+
+def adjusted_rate(rate: float, window: Window, *, floor: float, ceiling: float, threshold: float) -> float:
+    """The next window's rate from what the last one saw: drop fast and aimed, rise slowly."""
+    if window.throttle_ratio > threshold:
+        accepted = rate * (1.0 - window.throttle_ratio)
+        new_rate = min(accepted * DECREASE_MARGIN, rate * MIN_DECREASE)
+    else:
+        new_rate = rate * (1.0 + INCREASE_SHARE)
+    return min(max(new_rate, floor), ceiling)
+
+
+def gcra_reserve(tat: float, *, now: float, rate: float) -> tuple[float, float]:
+    """Reserve the next send slot: returns (wait before sending, the new theoretical arrival time)."""
+    start = max(tat, now)
+    return start - now, start + 1.0 / max(rate, 0.001)
+
+
+def retry_allowed(*, retries: int, first_successes: int, ratio: float) -> bool:
+    return retries < ratio * first_successes + BUDGET_MIN_RETRIES

@@ -1,0 +1,213 @@
+"""Transitions of durable work records (see `integrations.work`): atomic and guarded.
+
+Every transition is a conditional UPDATE on the current state, so two workers can never both
+claim a record, and a record is never lost between states.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+from django.db import IntegrityError, models, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from integrations.engine import next_wait
+from integrations.policies import RetryPolicy
+from integrations.taxonomy import InsurerError
+from integrations.work import WorkItem, WorkState
+
+MAX_RAW_ANSWER = 4000
+
+
+def work_claim(model: type[WorkItem], pk: int, *, lease_seconds: float) -> bool:
+    """QUEUED -> IN_FLIGHT for exactly one worker, with a lease that outlives the call."""
+    now = timezone.now()
+    return bool(
+        model.objects.filter(pk=pk, state=WorkState.QUEUED).update(
+            state=WorkState.IN_FLIGHT, lease_expires_at=now + timedelta(seconds=lease_seconds), updated_at=now
+        )
+    )
+
+
+def work_mark_submitted(item: WorkItem, **fields: object) -> bool:
+    now = timezone.now()
+    return bool(
+        type(item)
+        .objects.filter(pk=item.pk, state=WorkState.IN_FLIGHT)
+        .update(
+            state=WorkState.SUBMITTED,
+            attempts=F("attempts") + 1,
+            lease_expires_at=None,
+            next_attempt_at=None,
+            finished_at=now,
+            updated_at=now,
+            error_class="",
+            error_kind="",
+            provider_code="",
+            error_message="",
+            **fields,
+        )
+    )
+
+
+def _error_fields(error: InsurerError) -> dict[str, object]:
+    return {
+        "error_class": error.error_class.value,
+        "error_kind": error.kind.value,
+        "provider_code": error.provider_code[:64],
+        "error_message": (error.agent_message() + (f" ({error.message})" if error.message else ""))[:500],
+        "raw_answer": error.raw_sample[:MAX_RAW_ANSWER],
+    }
+
+
+def work_mark_failed(item: WorkItem, *, error: InsurerError) -> bool:
+    """IN_FLIGHT -> FAILED: permanent only. Payload and error context stay for a replay."""
+    now = timezone.now()
+    return bool(
+        type(item)
+        .objects.filter(pk=item.pk, state=WorkState.IN_FLIGHT)
+        .update(
+            state=WorkState.FAILED,
+            attempts=F("attempts") + 1,
+            lease_expires_at=None,
+            finished_at=now,
+            updated_at=now,
+            **_error_fields(error),
+        )
+    )
+
+
+def work_mark_retry(
+    item: WorkItem, *, error: InsurerError, policy: RetryPolicy, attempt_cap: int, rng: random.Random | None = None
+) -> WorkState | None:
+    """IN_FLIGHT -> PENDING with `next_attempt_at` from the retry policy; -> DEFERRED past the cap.
+
+    A throttle does not count against the cap (it is not a failure), but it still waits.
+    Returns the state reached, or None when the record was no longer ours.
+    """
+    now = timezone.now()
+    attempts = item.attempts + 1
+    wait = next_wait(policy, failures=attempts, error=error, rng=rng)
+    throttled = item.throttled_attempts + (1 if error.is_throttle else 0)
+    failures = attempts - throttled
+    with transaction.atomic():
+        moved = (
+            type(item)
+            .objects.filter(pk=item.pk, state=WorkState.IN_FLIGHT)
+            .update(
+                state=WorkState.PENDING,
+                attempts=attempts,
+                throttled_attempts=throttled,
+                next_attempt_at=now + timedelta(seconds=wait.seconds),
+                lease_expires_at=None,
+                updated_at=now,
+                **_error_fields(error),
+            )
+        )
+        if not moved:
+            return None
+        if failures >= attempt_cap or throttled >= 4 * attempt_cap:
+            type(item).objects.filter(pk=item.pk, state=WorkState.PENDING).update(
+                state=WorkState.DEFERRED, next_attempt_at=None, finished_at=now
+            )
+            return WorkState.DEFERRED
+    return WorkState.PENDING
+
+
+def work_postpone(item: WorkItem, *, seconds: float, reason: str) -> bool:
+    """IN_FLIGHT -> PENDING without using up a try: the retry budget said "not now"."""
+    now = timezone.now()
+    return bool(
+        type(item)
+        .objects.filter(pk=item.pk, state=WorkState.IN_FLIGHT)
+        .update(
+            state=WorkState.PENDING,
+            next_attempt_at=now + timedelta(seconds=seconds),
+            lease_expires_at=None,
+            updated_at=now,
+            error_message=reason[:500],
+        )
+    )
+
+
+def retry_may_go(item: WorkItem, *, insurer_code: str, policy: RetryPolicy) -> bool:
+    """A durable retry spends the insurer's retry budget (a throttled record's re-try does not)."""
+    if item.attempts == 0 or item.error_kind == "throttled":
+        return True
+    from integrations.pacing import SharedRetryBudget
+
+    return SharedRetryBudget().try_spend(insurer_code, policy.retry_budget_ratio)
+
+
+def work_promote_due(model: type[WorkItem], *, limit: int = 500) -> list[int]:
+    """PENDING -> QUEUED for records whose `next_attempt_at` has arrived; returns their ids."""
+    now = timezone.now()
+    due = list(
+        model.objects.filter(state=WorkState.PENDING, next_attempt_at__lte=now)
+        .order_by("next_attempt_at", "pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    promoted = []
+    for pk in due:
+        if model.objects.filter(pk=pk, state=WorkState.PENDING).update(state=WorkState.QUEUED, updated_at=now):
+            promoted.append(pk)
+    return promoted
+
+
+def work_promote_one(model: type[WorkItem], pk: int) -> bool:
+    """PENDING -> QUEUED for one record whose wait is over (a worker that kept it through a short wait)."""
+    now = timezone.now()
+    return bool(
+        model.objects.filter(pk=pk, state=WorkState.PENDING, next_attempt_at__lte=now).update(
+            state=WorkState.QUEUED, updated_at=now
+        )
+    )
+
+
+def work_reclaim_expired(model: type[WorkItem], *, limit: int = 500) -> list[int]:
+    """IN_FLIGHT -> QUEUED when the worker's lease expired: it died, or hangs past any timeout."""
+    now = timezone.now()
+    expired = list(
+        model.objects.filter(state=WorkState.IN_FLIGHT, lease_expires_at__lt=now).values_list("pk", flat=True)[:limit]
+    )
+    reclaimed = []
+    for pk in expired:
+        if model.objects.filter(pk=pk, state=WorkState.IN_FLIGHT, lease_expires_at__lt=now).update(
+            state=WorkState.QUEUED, lease_expires_at=None, updated_at=now
+        ):
+            reclaimed.append(pk)
+    return reclaimed
+
+
+def work_replay(queryset: models.QuerySet) -> list[int]:
+    """FAILED or DEFERRED -> QUEUED, oldest first, after a fix; the payload is sent as it was.
+
+    A replayed record gets a fresh set of tries (its earlier ones stay in the attempt log).
+    A record that may not go live again (say, an issuance whose quote request has another
+    live issuance by now) is left where it is rather than breaking the constraint.
+    """
+    now = timezone.now()
+    ids = list(
+        queryset.filter(state__in=[WorkState.FAILED, WorkState.DEFERRED])
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)
+    )
+    replayed = []
+    for pk in ids:
+        try:
+            with transaction.atomic():
+                moved = queryset.model.objects.filter(pk=pk, state__in=[WorkState.FAILED, WorkState.DEFERRED]).update(
+                    state=WorkState.QUEUED,
+                    attempts=0,
+                    throttled_attempts=0,
+                    next_attempt_at=None,
+                    finished_at=None,
+                    updated_at=now,
+                )
+        except IntegrityError:
+            continue
+        if moved:
+            replayed.append(pk)
+    return replayed

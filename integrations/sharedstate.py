@@ -1,0 +1,300 @@
+"""Where the shared send-rate and retry-budget state lives: the database, or Redis.
+
+Every worker process on every machine reads and writes the same state, so one agency's
+throttling is seen by all its workers at once and the retry budget is one budget per insurer.
+The embedded default keeps it in the database (short IMMEDIATE transactions on SQLite, row
+locks on PostgreSQL); with `REDIS_URL` set it lives in Redis, updated by Lua scripts so each
+step is atomic and uses Redis's clock, not the worker's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Protocol
+
+from django.conf import settings
+from django.db import transaction
+
+from integrations.ratecontrol import (
+    BUDGET_BUCKET_SECONDS,
+    BUDGET_MIN_RETRIES,
+    BUDGET_WINDOW_SECONDS,
+    Window,
+    gcra_reserve,
+    retry_allowed,
+)
+
+
+class SharedState(Protocol):
+    def reserve_send_slot(self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None) -> float:
+        """Reserve the account's next send slot; returns the wait before sending (not reserved if > max_wait)."""
+
+    def record_outcome(self, key: str, *, throttled: bool) -> tuple[float, Window] | None:
+        """Count one attempt; the caller that closes the window gets (current rate, closed window)."""
+
+    def set_rate(self, key: str, rate: float) -> None: ...
+
+    def current_rate(self, key: str) -> float | None: ...
+
+    def budget_record_first(self, insurer_code: str, *, ok: bool) -> None: ...
+
+    def budget_try_spend(self, insurer_code: str, *, ratio: float) -> bool: ...
+
+    def budget_snapshot(self, insurer_code: str) -> dict[str, int]: ...
+
+
+class DatabaseSharedState:
+    def _row(self, key: str, initial_rate: float):
+        from integrations.models import SendRateState
+
+        row = SendRateState.objects.select_for_update().filter(account_key=key).first()
+        if row is None:
+            SendRateState.objects.bulk_create(
+                [SendRateState(account_key=key, rate=initial_rate, window_started=time.time())], ignore_conflicts=True
+            )
+            row = SendRateState.objects.select_for_update().get(account_key=key)
+        return row
+
+    def reserve_send_slot(self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None) -> float:
+        from integrations.models import SendRateState
+
+        with transaction.atomic():
+            row = self._row(key, initial_rate)
+            rate = min(row.rate, ceiling)
+            wait, tat = gcra_reserve(row.tat, now=time.time(), rate=rate)
+            if max_wait is not None and wait > max_wait:
+                return wait
+            SendRateState.objects.filter(pk=row.pk).update(tat=tat, rate=rate)
+        return wait
+
+    def record_outcome(self, key: str, *, throttled: bool) -> tuple[float, Window] | None:
+        from integrations.models import SendRateState
+
+        now = time.time()
+        with transaction.atomic():
+            row = SendRateState.objects.select_for_update().filter(account_key=key).first()
+            if row is None:
+                return None
+            window = Window(
+                attempts=row.window_attempts + 1,
+                throttled=row.window_throttled + int(throttled),
+                seconds=now - row.window_started,
+            )
+            if window.is_closed():
+                SendRateState.objects.filter(pk=row.pk).update(
+                    window_attempts=0, window_throttled=0, window_started=now
+                )
+                return row.rate, window
+            SendRateState.objects.filter(pk=row.pk).update(
+                window_attempts=window.attempts, window_throttled=window.throttled
+            )
+        return None
+
+    def set_rate(self, key: str, rate: float) -> None:
+        from integrations.models import SendRateState
+
+        SendRateState.objects.filter(account_key=key).update(rate=rate)
+
+    def current_rate(self, key: str) -> float | None:
+        from integrations.models import SendRateState
+
+        return SendRateState.objects.filter(account_key=key).values_list("rate", flat=True).first()
+
+    def _bucket(self) -> int:
+        return int(time.time() // BUDGET_BUCKET_SECONDS)
+
+    def budget_record_first(self, insurer_code: str, *, ok: bool) -> None:
+        from django.db.models import F
+
+        from integrations.models import RetryBudgetBucket
+
+        field = "first_successes" if ok else "first_failures"
+        bucket = self._bucket()
+        with transaction.atomic():
+            updated = RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket=bucket).update(
+                **{field: F(field) + 1}
+            )
+            if not updated:
+                RetryBudgetBucket.objects.bulk_create(
+                    [RetryBudgetBucket(insurer_code=insurer_code, bucket=bucket)], ignore_conflicts=True
+                )
+                RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket=bucket).update(
+                    **{field: F(field) + 1}
+                )
+
+    def _window(self, insurer_code: str):
+        from integrations.models import RetryBudgetBucket
+
+        oldest = self._bucket() - BUDGET_WINDOW_SECONDS // BUDGET_BUCKET_SECONDS + 1
+        return RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket__gte=oldest)
+
+    def budget_try_spend(self, insurer_code: str, *, ratio: float) -> bool:
+        from django.db.models import F, Sum
+
+        from integrations.models import RetryBudgetBucket
+
+        bucket = self._bucket()
+        with transaction.atomic():
+            RetryBudgetBucket.objects.bulk_create(
+                [RetryBudgetBucket(insurer_code=insurer_code, bucket=bucket)], ignore_conflicts=True
+            )
+            # Lock this insurer's current bucket: concurrent spenders queue here, so the cap is exact.
+            list(RetryBudgetBucket.objects.select_for_update().filter(insurer_code=insurer_code, bucket=bucket))
+            totals = self._window(insurer_code).aggregate(ok=Sum("first_successes"), retries=Sum("retries"))
+            allowed = retry_allowed(retries=totals["retries"] or 0, first_successes=totals["ok"] or 0, ratio=ratio)
+            field = "retries" if allowed else "denied"
+            RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket=bucket).update(**{field: F(field) + 1})
+        return allowed
+
+    def budget_snapshot(self, insurer_code: str) -> dict[str, int]:
+        from django.db.models import Sum
+
+        totals = self._window(insurer_code).aggregate(
+            first_successes=Sum("first_successes"),
+            first_failures=Sum("first_failures"),
+            retries=Sum("retries"),
+            denied=Sum("denied"),
+        )
+        return {k: v or 0 for k, v in totals.items()}
+
+
+# Redis: each script is one atomic step, timed by Redis's own clock.
+_RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or ARGV[1])
+local ceiling = tonumber(ARGV[2])
+if rate > ceiling then rate = ceiling end
+local tat = tonumber(redis.call('HGET', KEYS[1], 'tat') or '0')
+local start = math.max(tat, now)
+local wait = start - now
+local max_wait = tonumber(ARGV[3])
+if max_wait >= 0 and wait > max_wait then return tostring(wait) end
+if not redis.call('HGET', KEYS[1], 'wstart') then redis.call('HSET', KEYS[1], 'wstart', tostring(now)) end
+redis.call('HSET', KEYS[1], 'tat', tostring(start + 1 / rate), 'rate', tostring(rate))
+redis.call('EXPIRE', KEYS[1], 86400)
+return tostring(wait)
+"""
+
+_RECORD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local attempts = redis.call('HINCRBY', KEYS[1], 'wattempts', 1)
+local throttled = redis.call('HINCRBY', KEYS[1], 'wthrottled', tonumber(ARGV[1]))
+local started = tonumber(redis.call('HGET', KEYS[1], 'wstart') or tostring(now))
+local seconds = now - started
+if attempts >= tonumber(ARGV[2]) or (seconds >= tonumber(ARGV[3]) and attempts >= tonumber(ARGV[4])) then
+  redis.call('HSET', KEYS[1], 'wattempts', 0, 'wthrottled', 0, 'wstart', tostring(now))
+  return {redis.call('HGET', KEYS[1], 'rate'), attempts, throttled, tostring(seconds)}
+end
+return false
+"""
+
+_SPEND = """
+local t = redis.call('TIME')
+local bucket = math.floor(tonumber(t[1]) / tonumber(ARGV[1]))
+local n = tonumber(ARGV[2])
+local ok, retries = 0, 0
+for i = 0, n - 1 do
+  local key = KEYS[1] .. ':' .. (bucket - i)
+  ok = ok + tonumber(redis.call('HGET', key, 'ok') or '0')
+  retries = retries + tonumber(redis.call('HGET', key, 'retries') or '0')
+end
+local current = KEYS[1] .. ':' .. bucket
+-- Mirrors ratecontrol.retry_allowed: retries < ratio * first_successes + min_retries
+local allowed = retries < tonumber(ARGV[3]) * ok + tonumber(ARGV[4])
+redis.call('HINCRBY', current, allowed and 'retries' or 'denied', 1)
+redis.call('EXPIRE', current, tonumber(ARGV[1]) * n * 2)
+return allowed and 1 or 0
+"""
+
+_FIRST = """
+local t = redis.call('TIME')
+local current = KEYS[1] .. ':' .. math.floor(tonumber(t[1]) / tonumber(ARGV[1]))
+redis.call('HINCRBY', current, ARGV[2], 1)
+redis.call('EXPIRE', current, tonumber(ARGV[1]) * tonumber(ARGV[3]) * 2)
+return 1
+"""
+
+
+class RedisSharedState:
+    def __init__(self, url: str) -> None:
+        import redis
+
+        from integrations.ratecontrol import WINDOW_ATTEMPTS, WINDOW_MAX_SECONDS, WINDOW_MIN_ATTEMPTS
+
+        self._redis = redis.Redis.from_url(url)
+        self._reserve = self._redis.register_script(_RESERVE)
+        self._record = self._redis.register_script(_RECORD)
+        self._spend = self._redis.register_script(_SPEND)
+        self._first = self._redis.register_script(_FIRST)
+        self._window_args = [WINDOW_ATTEMPTS, WINDOW_MAX_SECONDS, WINDOW_MIN_ATTEMPTS]
+        self._buckets = BUDGET_WINDOW_SECONDS // BUDGET_BUCKET_SECONDS
+
+    @staticmethod
+    def _rate_key(key: str) -> str:
+        return f"insurehub:rate:{key}"
+
+    @staticmethod
+    def _budget_key(insurer_code: str) -> str:
+        return f"insurehub:budget:{insurer_code}"
+
+    def reserve_send_slot(self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None) -> float:
+        wait = self._reserve(
+            keys=[self._rate_key(key)], args=[initial_rate, ceiling, -1 if max_wait is None else max_wait]
+        )
+        return float(wait)
+
+    def record_outcome(self, key: str, *, throttled: bool) -> tuple[float, Window] | None:
+        closed = self._record(keys=[self._rate_key(key)], args=[int(throttled), *self._window_args])
+        if not closed:
+            return None
+        rate, attempts, throttled_count, seconds = closed
+        return float(rate), Window(attempts=int(attempts), throttled=int(throttled_count), seconds=float(seconds))
+
+    def set_rate(self, key: str, rate: float) -> None:
+        self._redis.hset(self._rate_key(key), "rate", str(rate))
+
+    def current_rate(self, key: str) -> float | None:
+        value = self._redis.hget(self._rate_key(key), "rate")
+        return float(value) if value is not None else None
+
+    def budget_record_first(self, insurer_code: str, *, ok: bool) -> None:
+        self._first(
+            keys=[self._budget_key(insurer_code)], args=[BUDGET_BUCKET_SECONDS, "ok" if ok else "failed", self._buckets]
+        )
+
+    def budget_try_spend(self, insurer_code: str, *, ratio: float) -> bool:
+        return bool(
+            self._spend(
+                keys=[self._budget_key(insurer_code)],
+                args=[BUDGET_BUCKET_SECONDS, self._buckets, ratio, BUDGET_MIN_RETRIES],
+            )
+        )
+
+    def budget_snapshot(self, insurer_code: str) -> dict[str, int]:
+        now_bucket = int(float(self._redis.time()[0]) // BUDGET_BUCKET_SECONDS)
+        totals = {"first_successes": 0, "first_failures": 0, "retries": 0, "denied": 0}
+        names = {"ok": "first_successes", "failed": "first_failures", "retries": "retries", "denied": "denied"}
+        for i in range(self._buckets):
+            for field, value in self._redis.hgetall(f"{self._budget_key(insurer_code)}:{now_bucket - i}").items():
+                name = names.get(field.decode())
+                if name:
+                    totals[name] += int(value)
+        return totals
+
+
+_state: SharedState | None = None
+_state_lock = threading.Lock()
+
+
+def shared_state() -> SharedState:
+    """The configured backend: Redis when `REDIS_URL` is set, else the database."""
+    global _state
+    with _state_lock:
+        if _state is None:
+            url = getattr(settings, "REDIS_URL", "")
+            _state = RedisSharedState(url) if url else DatabaseSharedState()
+        return _state

@@ -1,0 +1,57 @@
+"""The durable unit of background work and its small state machine.
+
+    QUEUED    -> IN_FLIGHT   claimed by one worker (guarded update, with a lease)
+    IN_FLIGHT -> SUBMITTED   the insurer answered
+    IN_FLIGHT -> PENDING     retryable: attempts += 1, next_attempt_at (UTC) from the retry policy
+    PENDING   -> QUEUED      when next_attempt_at arrives
+    PENDING   -> DEFERRED    attempt cap exceeded: a human decides
+    IN_FLIGHT -> FAILED      permanent only, with the reason
+    IN_FLIGHT -> QUEUED      the worker died: its lease expired
+
+FAILED and DEFERRED records keep their payload and error context and can be replayed.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class WorkState(models.TextChoices):
+    QUEUED = "QUEUED", "Sırada"
+    IN_FLIGHT = "IN_FLIGHT", "İşleniyor"
+    SUBMITTED = "SUBMITTED", "Tamamlandı"
+    PENDING = "PENDING", "Tekrar denenecek"
+    DEFERRED = "DEFERRED", "Ertelendi"
+    FAILED = "FAILED", "Başarısız"
+
+
+ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
+    WorkState.QUEUED: frozenset({WorkState.IN_FLIGHT}),
+    WorkState.IN_FLIGHT: frozenset({WorkState.SUBMITTED, WorkState.PENDING, WorkState.FAILED, WorkState.QUEUED}),
+    WorkState.PENDING: frozenset({WorkState.QUEUED, WorkState.DEFERRED}),
+    # Replay after a fix: a human sends dead letters back to the queue.
+    WorkState.DEFERRED: frozenset({WorkState.QUEUED}),
+    WorkState.FAILED: frozenset({WorkState.QUEUED}),
+    WorkState.SUBMITTED: frozenset(),
+}
+
+
+class WorkItem(models.Model):
+    state = models.CharField(max_length=16, choices=WorkState.choices, default=WorkState.QUEUED, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    # Throttled attempts are not failures: they do not count against the attempt cap.
+    throttled_attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    payload = models.JSONField(default=dict)
+    error_class = models.CharField(max_length=16, blank=True)
+    error_kind = models.CharField(max_length=32, blank=True)
+    provider_code = models.CharField(max_length=64, blank=True)
+    error_message = models.CharField(max_length=500, blank=True)
+    raw_answer = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True

@@ -1,0 +1,168 @@
+"""Anka Sigorta: REST/JSON, the HTTP status carries the error, ``Idempotency-Key`` honoured."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .core import BUSINESS_OPERATIONS, Account, FaultRule
+from .domain import InvalidField, Refusal, iso_utc, money
+from .insurer import Call, Insurer, Request, Response, ceil_seconds, parse_json_object
+
+# code -> (HTTP status, message)
+ERRORS: dict[str, tuple[int, str]] = {
+    "VALIDATION": (400, "Request validation failed"),
+    "AUTH_INVALID": (401, "Wrong or missing API key"),
+    "PRODUCT_NOT_ALLOWED": (403, "This agency may not sell this product at Anka"),
+    "NOT_FOUND": (404, "Not found"),
+    "ADDRESS_NOT_FOUND": (404, "UAVT code not found"),
+    "QUOTE_EXPIRED": (409, "Quote has expired"),
+    "NOT_ELIGIBLE": (422, "Araç teminata uygun değil"),
+    "RISK_DECLINED": (422, "Risk declined"),
+    "IDEMPOTENCY_MISMATCH": (422, "Idempotency-Key was already used with a different body"),
+    "RATE_LIMITED": (429, "Too many requests"),
+    # Server side: the contract says "any"; these are the names the sandbox uses.
+    "INTERNAL_ERROR": (500, "Internal error"),
+    "BAD_GATEWAY": (502, "Bad gateway"),
+    "SERVICE_UNAVAILABLE": (503, "Service unavailable"),
+    "GATEWAY_TIMEOUT": (504, "Gateway timeout"),
+}
+UNKNOWN_CODE_STATUS = 422
+REFUSAL_CODES = {
+    Refusal.NOT_FOUND: "NOT_FOUND",
+    Refusal.ADDRESS_NOT_FOUND: "ADDRESS_NOT_FOUND",
+    Refusal.QUOTE_EXPIRED: "QUOTE_EXPIRED",
+    Refusal.NOT_ELIGIBLE: "NOT_ELIGIBLE",
+    Refusal.RISK_DECLINED: "RISK_DECLINED",
+    Refusal.PAYMENT_DECLINED: "RISK_DECLINED",
+}
+COVERAGES = ["collision", "theft", "fire", "flood", "glass"]
+
+ROUTES: list[tuple[str, re.Pattern[str], str]] = [
+    ("POST", re.compile(r"/v1/quotes/trafik"), "trafik_quote"),
+    ("POST", re.compile(r"/v1/quotes/kasko"), "kasko_quote"),
+    ("GET", re.compile(r"/v1/dask/addresses/(?P<uavt_code>[^/]+)"), "dask_address"),
+    ("POST", re.compile(r"/v1/quotes/dask"), "dask_quote"),
+    ("POST", re.compile(r"/v1/policies"), "issue_policy"),
+    ("GET", re.compile(r"/v1/policies/(?P<policy_no>[^/]+)"), "policy_status"),
+]
+
+
+def error(code: str, message: str | None = None, *, field: str | None = None) -> Response:
+    default_status, default_message = ERRORS.get(code, (UNKNOWN_CODE_STATUS, "Error"))
+    body: dict[str, Any] = {"code": code, "message": message or default_message}
+    if field is not None:
+        body["field"] = field
+    return Response.json(default_status, {"error": body})
+
+
+class Anka(Insurer):
+    code = "anka"
+    prefix = "AK"
+    operations = BUSINESS_OPERATIONS
+    throttle_codes = frozenset({"RATE_LIMITED"})
+    garbage_body = (
+        b'{"quote_no": "AK-T-000001", "premium": "4312.50", "currency": "TRY", "valid_until": "2030-01-01T00:00:00Z"}'
+    )
+
+    def route(self, request: Request) -> Call:
+        for method, pattern, operation in ROUTES:
+            match = pattern.fullmatch(request.path)
+            if match and request.method == method:
+                call = Call(operation, request, fields=dict(match.groupdict()))
+                if method == "POST":
+                    payload, call.problem = parse_json_object(request.body)
+                    call.fields.update(payload)
+                    call.context["payload"] = payload
+                return call
+        return Call("unknown", request)
+
+    def authenticate(self, call: Call) -> Account | Response:
+        account = self.state.authenticate({"api_key": call.request.headers.get("X-Api-Key")})
+        return account if account is not None else error("AUTH_INVALID")
+
+    # --- operations ---------------------------------------------------------------------------------
+
+    def _quote(self, call: Call) -> dict[str, Any]:
+        quote = self.ledger.create_quote(
+            call.operation, call.fields, agency=self.agency(call), ttl_seconds=self.state.config["quote_ttl_seconds"]
+        )
+        return {
+            "quote_no": quote.quote_no,
+            "premium": money(quote.premium),
+            "currency": "TRY",
+            "valid_until": iso_utc(quote.valid_until),
+        }
+
+    def op_trafik_quote(self, call: Call) -> Response:
+        return Response.json(200, self._quote(call))
+
+    def op_kasko_quote(self, call: Call) -> Response:
+        return Response.json(200, {**self._quote(call), "coverages": COVERAGES})
+
+    def op_dask_address(self, call: Call) -> Response:
+        address = self.ledger.address(call.fields)
+        return Response.json(
+            200, {"uavt_code": address.uavt_code, "address": address.line, "building_id": address.building_id}
+        )
+
+    def op_dask_quote(self, call: Call) -> Response:
+        body = self._quote(call)
+        quote = self.ledger.quotes[body["quote_no"]]
+        return Response.json(200, {**body, "sum_insured": money(quote.sum_insured)})
+
+    def op_issue_policy(self, call: Call) -> Response:
+        """Same key + same body: the original 201; same key + another body: 422."""
+        key = call.request.headers.get("Idempotency-Key")
+        if not key:
+            raise InvalidField("Idempotency-Key", "missing")
+        fingerprint = json.dumps(call.context["payload"], sort_keys=True)
+        record_key = (self.agency(call), key)
+        if record_key in self.ledger.dedup:
+            original_fingerprint, original = self.ledger.dedup[record_key]
+            if original_fingerprint != fingerprint:
+                return error("IDEMPOTENCY_MISMATCH")
+            return Response(original.status, original.body, original.content_type, [("Idempotent-Replayed", "true")])
+        policy = self.ledger.issue(call.fields, agency=self.agency(call))
+        call.issued_policy_no = policy.policy_no
+        response = Response.json(201, {"policy_no": policy.policy_no, "status": policy.status})
+        # Only a success binds the key: a retry after a refusal or an error is served afresh.
+        self.ledger.dedup[record_key] = (fingerprint, response)
+        return response
+
+    def op_policy_status(self, call: Call) -> Response:
+        policy = self.ledger.policy(
+            call.fields, agency=self.agency(call), known_only=self.state.config["known_policies_only"]
+        )
+        return Response.json(200, {"policy_no": policy.policy_no, "status": policy.status})
+
+    def op_unknown(self, call: Call) -> Response:
+        return error("NOT_FOUND", f"No route for {call.request.method} {call.request.path}")
+
+    # --- rendering ----------------------------------------------------------------------------------
+
+    def render_invalid(self, call: Call, problem: InvalidField) -> Response:
+        what = "is required" if problem.reason == "missing" else "is invalid"
+        message = f"{problem.field} {what}" + (f": {problem.detail}" if problem.detail else "")
+        return error("VALIDATION", message, field=problem.field)
+
+    def render_refusal(self, call: Call, refusal: Refusal) -> Response:
+        code = REFUSAL_CODES[refusal.kind]
+        message = ERRORS[code][1] + (f": {refusal.detail}" if refusal.detail else "")
+        return error(code, message)
+
+    def render_throttle(self, call: Call, wait_seconds: float | None, *, from_bucket: bool) -> Response:
+        seconds = ceil_seconds(wait_seconds or 0)
+        response = error("RATE_LIMITED")
+        response.headers.append(("Retry-After", str(max(1, seconds) if from_bucket else seconds)))
+        return response
+
+    def render_error(self, call: Call, code: str, rule: FaultRule) -> Response:
+        if code in self.throttle_codes:
+            return self.render_throttle(call, rule.wait(1.0), from_bucket=False)
+        response = error(code, rule.reason)
+        wait = rule.wait(None)
+        if (rule.http_status or response.status) == 503 and wait is not None:
+            response.headers.append(("Retry-After", str(ceil_seconds(wait))))
+        return response

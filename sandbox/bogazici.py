@@ -1,0 +1,284 @@
+"""Boğaziçi Sigorta: SOAP 1.1, errors inside HTTP 200, and NO issuance deduplication.
+
+Incoming envelopes are parsed with ``defusedxml`` (DTDs refused). Answers are built as text so
+the namespaces look exactly like the contract's example: ``b:`` prefix on the response element,
+children in ``urn:bogazici`` through a default ``xmlns``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from xml.etree.ElementTree import Element, ParseError
+from xml.sax.saxutils import escape
+
+import defusedxml.ElementTree as SafeET
+from defusedxml import DefusedXmlException
+
+from .core import BUSINESS_OPERATIONS, Account, FaultRule
+from .domain import InvalidField, Refusal, iso_utc, money, validate
+from .insurer import Call, Insurer, Request, Response, ceil_seconds, gateway_page
+
+SOAP_NS = "http://schemas.xmlsoap.org/soap/envelope/"
+B_NS = "urn:bogazici"
+CONTENT_TYPE = "text/xml; charset=utf-8"
+ENDPOINT = "/ws/acenteservice.asmx"  # IIS paths are case-insensitive
+
+ISLEM: dict[str, str] = {
+    "TrafikTeklif": "trafik_quote",
+    "KaskoTeklif": "kasko_quote",
+    "DaskAdresSorgu": "dask_address",
+    "DaskTeklif": "dask_quote",
+    "Policelestir": "issue_policy",
+    "PoliceSorgu": "policy_status",
+    "TeklifPoliceSorgu": "issue_lookup",
+}
+ELEMENTS: dict[str, str] = {
+    "Plaka": "plate",
+    "KimlikNo": "owner_id",
+    "BelgeSeriNo": "registration_serial",
+    "KullanimTarzi": "usage",
+    "ModelYili": "model_year",
+    "MarkaKodu": "brand_code",
+    "TipKodu": "model_code",
+    "UavtKodu": "uavt_code",
+    "BinaNo": "building_id",
+    "YapiTarzi": "construction_type",
+    "InsaYili": "construction_year",
+    "KatSayisi": "floor_count",
+    "BrutM2": "gross_m2",
+    "HasarDurumu": "damage_status",
+    "TeklifNo": "quote_no",
+    "OdemeToken": "payment_token",
+    "PoliceNo": "policy_no",
+}
+WIRE_NAMES = {platform: element for element, platform in ELEMENTS.items()}
+INTEGER_ELEMENTS = frozenset({"ModelYili", "InsaYili", "KatSayisi", "BrutM2"})
+MESSAGES: dict[str, str] = {
+    "BS-100": "Girdi doğrulama hatası",
+    "BS-110": "Geçersiz kimlik numarası",
+    "BS-200": "Kimlik doğrulama başarısız",
+    "BS-300": "Araç teminata uygun değil",
+    "BS-310": "Risk kabul edilmedi",
+    "BS-320": "Teklif süresi doldu",
+    "BS-404": "Kayıt bulunamadı",
+    "BS-900": "Sistem yoğun",
+    "BS-901": "Kota aşıldı",
+    "BS-902": "Arka sistem zaman aşımı",
+}
+REFUSAL_CODES = {
+    Refusal.NOT_FOUND: "BS-404",
+    Refusal.ADDRESS_NOT_FOUND: "BS-404",
+    Refusal.QUOTE_EXPIRED: "BS-320",
+    Refusal.NOT_ELIGIBLE: "BS-300",
+    Refusal.RISK_DECLINED: "BS-310",
+    Refusal.PAYMENT_DECLINED: "BS-310",
+}
+STATUS_WORDS = {"ACTIVE": "YURURLUKTE", "CANCELLED": "IPTAL", "EXPIRED": "SURESI_DOLDU"}
+COVERAGES = ["CARPISMA", "HIRSIZLIK", "YANGIN", "SEL", "CAM"]
+_INTEGER_RE = re.compile(r"-?[0-9]{1,9}")
+
+
+def envelope(body_xml: str) -> bytes:
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        f'<soap:Envelope xmlns:soap="{SOAP_NS}" xmlns:b="{B_NS}"><soap:Body>{body_xml}</soap:Body></soap:Envelope>'
+    ).encode()
+
+
+def element(name: str, value: Any) -> str:
+    return f"<{name}>{escape(str(value))}</{name}>"
+
+
+def answer(islem: str, result_xml: str) -> Response:
+    """``<b:{Islem}Response>`` with HTTP 200, whether ``Basarili`` is true or false."""
+    body = f'<b:{islem}Response xmlns="{B_NS}"><IslemSonuc>{result_xml}</IslemSonuc></b:{islem}Response>'
+    return Response(200, envelope(body), CONTENT_TYPE)
+
+
+def success(islem: str, elements: list[tuple[str, Any]], extra_xml: str = "") -> Response:
+    items = "".join(element(name, value) for name, value in elements)
+    return answer(islem, f"<Basarili>true</Basarili><HataKodu/><HataMesaji/>{items}{extra_xml}")
+
+
+def failure(islem: str, code: str, message: str, extra_xml: str = "") -> Response:
+    return answer(
+        islem, f"<Basarili>false</Basarili>{element('HataKodu', code)}{element('HataMesaji', message)}{extra_xml}"
+    )
+
+
+def soap_fault(faultcode: str, faultstring: str) -> Response:
+    body = f"<soap:Fault>{element('faultcode', faultcode)}{element('faultstring', faultstring)}</soap:Fault>"
+    return Response(500, envelope(body), CONTENT_TYPE)
+
+
+def _xml_bomb() -> bytes:
+    """Billion laughs: ~1 KB that expands to 10**9 "lol"s in a parser that expands entities."""
+    entities = ['  <!ENTITY lol0 "lol">']
+    entities += [f'  <!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10)]
+    result = (
+        '<b:TrafikTeklifResponse xmlns="urn:bogazici"><IslemSonuc><Basarili>true</Basarili><HataKodu/>'
+        "<HataMesaji>&lol9;</HataMesaji></IslemSonuc></b:TrafikTeklifResponse>"
+    )
+    doctype = "<!DOCTYPE soap:Envelope [\n" + "\n".join(entities) + "\n]>\n"
+    return (
+        f'<?xml version="1.0" encoding="utf-8"?>\n{doctype}'
+        f'<soap:Envelope xmlns:soap="{SOAP_NS}" xmlns:b="{B_NS}"><soap:Body>{result}</soap:Body></soap:Envelope>'
+    ).encode()
+
+
+XML_BOMB = _xml_bomb()
+
+
+def _text(parent: Element | None, name: str) -> str | None:
+    found = parent.find(f"{{{B_NS}}}{name}") if parent is not None else None
+    return found.text.strip() if found is not None and found.text is not None else None
+
+
+class Bogazici(Insurer):
+    code = "bogazici"
+    prefix = "BG"
+    content_type = CONTENT_TYPE
+    operations = (*BUSINESS_OPERATIONS, "issue_lookup")
+    extra_fault_kinds = frozenset({"soap_fault", "xml_bomb"})
+    throttle_codes = frozenset({"BS-901"})
+    garbage_body = success(
+        "TrafikTeklif", [("TeklifNo", "BG-T-000001"), ("BrutPrim", "4312.50"), ("ParaBirimi", "TRY")]
+    ).body
+
+    def route(self, request: Request) -> Call:
+        if request.method != "POST" or request.path.lower() != ENDPOINT:
+            return Call("unknown", request, context={"not_found": True})
+        action = (request.headers.get("SOAPAction") or "").strip().strip('"')
+        action_islem = action.removeprefix(f"{B_NS}:") if action.startswith(f"{B_NS}:") else None
+        try:
+            root = SafeET.fromstring(request.body, forbid_dtd=True)
+        except (ParseError, DefusedXmlException, ValueError) as exc:
+            return self._client_fault(request, ISLEM.get(action_islem or "", "unknown"), f"XML okunamadı: {exc}")
+        body = root.find(f"{{{SOAP_NS}}}Body") if root.tag == f"{{{SOAP_NS}}}Envelope" else None
+        if body is None or len(body) == 0:
+            return self._client_fault(request, "unknown", "SOAP 1.1 zarfı bekleniyor (soap:Envelope/soap:Body)")
+        operation_element = body[0]
+        islem = operation_element.tag.removeprefix(f"{{{B_NS}}}")
+        if islem == operation_element.tag or islem not in ISLEM:
+            return self._client_fault(request, "unknown", f"Bilinmeyen işlem: {operation_element.tag}")
+        if action_islem != islem:
+            return self._client_fault(
+                request, ISLEM[islem], f"SOAPAction '{action}' gövdedeki işlemle ({islem}) uyuşmuyor"
+            )
+        fields: dict[str, Any] = {}
+        for child in operation_element:
+            name = child.tag.removeprefix(f"{{{B_NS}}}")
+            if name in ELEMENTS and name != child.tag:  # elements of other namespaces do not count
+                value = (child.text or "").strip()
+                fields[ELEMENTS[name]] = (
+                    int(value) if name in INTEGER_ELEMENTS and _INTEGER_RE.fullmatch(value) else value
+                )
+        kimlik = root.find(f"{{{SOAP_NS}}}Header/{{{B_NS}}}Kimlik")
+        credentials = {"username": _text(kimlik, "Kullanici"), "password": _text(kimlik, "Sifre")}
+        return Call(
+            ISLEM[islem],
+            request,
+            fields=fields,
+            wire_names=WIRE_NAMES,
+            context={"islem": islem, "credentials": credentials},
+        )
+
+    def _client_fault(self, request: Request, operation: str, message: str) -> Call:
+        return Call(operation, request, context={"fault": soap_fault("soap:Client", message)})
+
+    def authenticate(self, call: Call) -> Account | Response:
+        if call.context.get("not_found"):
+            return gateway_page(404)
+        if "fault" in call.context:
+            return call.context["fault"]
+        account = self.state.authenticate(call.context["credentials"])
+        return account if account is not None else failure(call.context["islem"], "BS-200", MESSAGES["BS-200"])
+
+    # --- operations ---------------------------------------------------------------------------------
+
+    def _quote(self, call: Call) -> tuple[list[tuple[str, Any]], Any]:
+        quote = self.ledger.create_quote(
+            call.operation, call.fields, agency=self.agency(call), ttl_seconds=self.state.config["quote_ttl_seconds"]
+        )
+        elements = [
+            ("TeklifNo", quote.quote_no),
+            ("BrutPrim", money(quote.premium)),
+            ("ParaBirimi", "TRY"),
+            ("GecerlilikTarihi", iso_utc(quote.valid_until)),
+        ]
+        return elements, quote
+
+    def op_trafik_quote(self, call: Call) -> Response:
+        elements, _ = self._quote(call)
+        return success(call.context["islem"], elements)
+
+    def op_kasko_quote(self, call: Call) -> Response:
+        elements, _ = self._quote(call)
+        coverages = "<Teminatlar>" + "".join(element("Teminat", name) for name in COVERAGES) + "</Teminatlar>"
+        return success(call.context["islem"], elements, coverages)
+
+    def op_dask_address(self, call: Call) -> Response:
+        address = self.ledger.address(call.fields)
+        elements = [("UavtKodu", address.uavt_code), ("AcikAdres", address.line), ("BinaNo", address.building_id)]
+        return success(call.context["islem"], elements)
+
+    def op_dask_quote(self, call: Call) -> Response:
+        elements, quote = self._quote(call)
+        return success(call.context["islem"], [*elements, ("SigortaBedeli", money(quote.sum_insured))])
+
+    def op_issue_policy(self, call: Call) -> Response:
+        """Every successful Policelestir is a new policy: Boğaziçi has no deduplication."""
+        policy = self.ledger.issue(call.fields, agency=self.agency(call))
+        call.issued_policy_no = policy.policy_no
+        return success(call.context["islem"], [("PoliceNo", policy.policy_no), ("Durum", STATUS_WORDS[policy.status])])
+
+    def op_policy_status(self, call: Call) -> Response:
+        policy = self.ledger.policy(
+            call.fields, agency=self.agency(call), known_only=self.state.config["known_policies_only"]
+        )
+        return success(call.context["islem"], [("PoliceNo", policy.policy_no), ("Durum", STATUS_WORDS[policy.status])])
+
+    def op_issue_lookup(self, call: Call) -> Response:
+        """TeklifPoliceSorgu: the latest policy of a quote, BS-404 if it was never issued."""
+        validate(call.fields, ("quote_no",))
+        policy = self.ledger.latest_policy_for_quote(call.fields["quote_no"], agency=self.agency(call))
+        return success(call.context["islem"], [("PoliceNo", policy.policy_no), ("Durum", STATUS_WORDS[policy.status])])
+
+    def op_unknown(self, call: Call) -> Response:  # unreachable: unknown actions are faults at authentication
+        return soap_fault("soap:Client", "Bilinmeyen işlem")
+
+    # --- rendering ----------------------------------------------------------------------------------
+
+    def render_invalid(self, call: Call, problem: InvalidField) -> Response:
+        name = call.wire_name(problem.field)
+        if problem.reason == "identity":
+            return failure(call.context["islem"], "BS-110", f"{MESSAGES['BS-110']}: {name}")
+        what = "alanı zorunludur" if problem.reason == "missing" else "alanı geçersiz"
+        return failure(call.context["islem"], "BS-100", f"{name} {what}")
+
+    def render_refusal(self, call: Call, refusal: Refusal) -> Response:
+        code = REFUSAL_CODES[refusal.kind]
+        return failure(call.context["islem"], code, MESSAGES[code] + (f": {refusal.detail}" if refusal.detail else ""))
+
+    def render_throttle(self, call: Call, wait_seconds: float | None, *, from_bucket: bool) -> Response:
+        extra = ""
+        if wait_seconds is not None:
+            seconds = ceil_seconds(wait_seconds)
+            extra = element("TekrarDenemeSn", max(1, seconds) if from_bucket else seconds)
+        return failure(call.context["islem"], "BS-901", MESSAGES["BS-901"], extra)
+
+    def render_error(self, call: Call, code: str, rule: FaultRule) -> Response:
+        if code in self.throttle_codes:
+            return self.render_throttle(call, rule.wait(1.0), from_bucket=False)
+        return failure(call.context["islem"], code, rule.reason or MESSAGES.get(code, "Tanımlanmamış hata"))
+
+    def apply_extra_fault(self, rule: FaultRule, call: Call) -> Response:
+        if rule.fault == "xml_bomb":
+            return Response(rule.http_status or 200, XML_BOMB, CONTENT_TYPE)
+        faultcode = rule.code or "soap:Server"
+        if faultcode in ("Server", "Client"):
+            faultcode = f"soap:{faultcode}"
+        return soap_fault(
+            faultcode, rule.reason or ("Sunucu hatası" if faultcode.endswith("Server") else "İstek hatalı")
+        )

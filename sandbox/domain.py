@@ -1,0 +1,259 @@
+"""Platform-level input rules, prices and the small fixed "world" every sandbox insurer shares.
+
+A plate is a plate at every insurer, so the rules live here once, keyed by the platform's
+field names. Each insurer module translates its wire names into these names, calls
+:func:`validate`, and reports an :class:`InvalidField` or a :class:`Refusal` in its own words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+PLATE_RE = re.compile(r"(0[1-9]|[1-7][0-9]|8[01])[A-Z]{1,3}[0-9]{2,4}")
+SERIAL_RE = re.compile(r"[A-Z]{2}[0-9]{6}")
+UAVT_RE = re.compile(r"[0-9]{10}")
+VEHICLE_CODE_RE = re.compile(r"[0-9]{3}")
+BUILDING_ID_RE = re.compile(r"[0-9]{8}")
+# Quote, policy and request numbers: letters, digits and dashes (every prefix uses them).
+RECORD_NO_RE = re.compile(r"[A-Za-z0-9-]{1,64}")
+
+USAGES = ("private", "commercial", "taxi")
+CONSTRUCTION_TYPES = ("reinforced_concrete", "masonry", "other")
+DAMAGE_STATUSES = ("none", "minor", "heavy")
+POLICY_STATUSES = ("ACTIVE", "CANCELLED", "EXPIRED")
+
+# Kasko cover ends here: a vehicle older than this many model years is "not eligible".
+KASKO_MAX_AGE_YEARS = 20
+DECLINED_PAYMENT_TOKEN = "tok_declined"
+
+MOTOR_FIELDS = ("plate", "owner_id", "registration_serial", "usage")
+KASKO_FIELDS = (*MOTOR_FIELDS, "model_year", "brand_code", "model_code")
+DASK_QUOTE_FIELDS = (
+    "uavt_code",
+    "building_id",
+    "construction_type",
+    "construction_year",
+    "floor_count",
+    "gross_m2",
+    "damage_status",
+    "owner_id",
+)
+OPERATION_FIELDS: dict[str, tuple[str, ...]] = {
+    "trafik_quote": MOTOR_FIELDS,
+    "kasko_quote": KASKO_FIELDS,
+    "dask_address": ("uavt_code",),
+    "dask_quote": DASK_QUOTE_FIELDS,
+    "issue_policy": ("quote_no", "payment_token"),
+    "policy_status": ("policy_no",),
+}
+QUOTE_OPERATIONS = ("trafik_quote", "kasko_quote", "dask_quote")
+PRODUCT_OF = {"trafik_quote": "trafik", "kasko_quote": "kasko", "dask_quote": "dask"}
+
+
+class InvalidField(Exception):
+    """An input field is missing or malformed.
+
+    ``reason`` is ``"missing"``, ``"invalid"`` or ``"identity"`` (a TCKN/VKN that fails its
+    format or checksum): Boğaziçi and Çınar report identity numbers with their own codes.
+    """
+
+    def __init__(self, field: str, reason: str, detail: str = "") -> None:
+        super().__init__(f"{field}: {reason}{' (' + detail + ')' if detail else ''}")
+        self.field = field
+        self.reason = reason
+        self.detail = detail
+
+
+class Refusal(Exception):
+    """A well-formed request the insurer refuses for a business reason (see ``KINDS``)."""
+
+    NOT_FOUND = "NOT_FOUND"
+    ADDRESS_NOT_FOUND = "ADDRESS_NOT_FOUND"
+    QUOTE_EXPIRED = "QUOTE_EXPIRED"
+    NOT_ELIGIBLE = "NOT_ELIGIBLE"
+    RISK_DECLINED = "RISK_DECLINED"
+    PAYMENT_DECLINED = "PAYMENT_DECLINED"
+    KINDS = (NOT_FOUND, ADDRESS_NOT_FOUND, QUOTE_EXPIRED, NOT_ELIGIBLE, RISK_DECLINED, PAYMENT_DECLINED)
+
+    def __init__(self, kind: str, detail: str = "", field: str | None = None) -> None:
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+        self.detail = detail
+        self.field = field  # the platform field that pointed at the missing record
+
+
+def tckn_is_valid(number: str) -> bool:
+    """TCKN: 11 digits, first non-zero, two check digits (d10, d11)."""
+    if len(number) != 11 or not number.isascii() or not number.isdigit() or number[0] == "0":
+        return False
+    d = [int(c) for c in number]
+    d10 = ((d[0] + d[2] + d[4] + d[6] + d[8]) * 7 - (d[1] + d[3] + d[5] + d[7])) % 10
+    d11 = sum(d[:10]) % 10
+    return d[9] == d10 and d[10] == d11
+
+
+def vkn_is_valid(number: str) -> bool:
+    """VKN: 10 digits, the last a check digit (same algorithm as ``stdnum.tr.vkn``)."""
+    if len(number) != 10 or not number.isascii() or not number.isdigit():
+        return False
+    total = 0
+    for position, char in enumerate(reversed(number[:9]), start=1):
+        c1 = (int(char) + position) % 10
+        if c1:
+            total += (c1 * 2**position) % 9 or 9
+    return int(number[9]) == (10 - total) % 10
+
+
+def identity_is_valid(owner_id: Any) -> bool:
+    """A person's TCKN (11 digits) or a company's VKN (10 digits)."""
+    if not isinstance(owner_id, str):
+        return False
+    return tckn_is_valid(owner_id) if len(owner_id) == 11 else vkn_is_valid(owner_id)
+
+
+def current_year() -> int:
+    return datetime.now(UTC).year
+
+
+def _matches(pattern: re.Pattern[str]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def _one_of(choices: Iterable[str]) -> Callable[[Any], bool]:
+    allowed = frozenset(choices)
+    return lambda value: isinstance(value, str) and value in allowed
+
+
+def _int_between(low: int | Callable[[], int], high: int | Callable[[], int]) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return False
+        lo = low() if callable(low) else low
+        hi = high() if callable(high) else high
+        return lo <= value <= hi
+
+    return check
+
+
+def _non_empty_string(max_length: int) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, str) and 0 < len(value) <= max_length
+
+
+FIELD_RULES: dict[str, Callable[[Any], bool]] = {
+    "plate": _matches(PLATE_RE),
+    "owner_id": identity_is_valid,
+    "registration_serial": _matches(SERIAL_RE),
+    "usage": _one_of(USAGES),
+    "model_year": _int_between(1950, lambda: current_year() + 1),
+    "brand_code": _matches(VEHICLE_CODE_RE),
+    "model_code": _matches(VEHICLE_CODE_RE),
+    "uavt_code": _matches(UAVT_RE),
+    "building_id": _matches(BUILDING_ID_RE),
+    "construction_type": _one_of(CONSTRUCTION_TYPES),
+    "construction_year": _int_between(1900, current_year),
+    "floor_count": _int_between(1, 99),
+    "gross_m2": _int_between(40, 1000),
+    "damage_status": _one_of(DAMAGE_STATUSES),
+    "quote_no": _matches(RECORD_NO_RE),
+    "policy_no": _matches(RECORD_NO_RE),
+    "payment_token": _non_empty_string(128),
+    # Issuance dedup keys and helper identifiers of individual insurers.
+    "request_ref": _non_empty_string(64),
+    "client_reference": _non_empty_string(64),
+    "request_id": _matches(RECORD_NO_RE),
+}
+
+
+def validate(fields: Mapping[str, Any], names: Iterable[str]) -> None:
+    """Raise :class:`InvalidField` for the first of ``names`` that is missing or malformed."""
+    for name in names:
+        value = fields.get(name)
+        if value is None or value == "":
+            raise InvalidField(name, "missing")
+        if not FIELD_RULES[name](value):
+            raise InvalidField(name, "identity" if name == "owner_id" else "invalid")
+
+
+def address_exists(uavt_code: str) -> bool:
+    """The sandbox's address register: every UAVT code exists except those starting with 9."""
+    return not uavt_code.startswith("9")
+
+
+def _digest(*parts: Any) -> int:
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def building_id_for(insurer_code: str, uavt_code: str) -> str:
+    """The building id an insurer's address call returns for a UAVT code (8 digits).
+
+    Each insurer keeps its own building register, so the id differs per insurer but is
+    stable, and a test can recompute it without calling the address service.
+    """
+    return f"{_digest('building', insurer_code, uavt_code) % 10**8:08d}"
+
+
+_STREETS = ("Atatürk Cad.", "Cumhuriyet Cad.", "Gazi Sok.", "Lale Sok.", "Deniz Sok.", "Çınar Sok.")
+_PLACES = ("Kadıköy/İstanbul", "Çankaya/Ankara", "Karşıyaka/İzmir", "Nilüfer/Bursa", "Muratpaşa/Antalya")
+
+
+def address_for(uavt_code: str) -> str:
+    """A deterministic, plausible address line for a UAVT code."""
+    h = _digest("address", uavt_code)
+    street = _STREETS[h % len(_STREETS)]
+    place = _PLACES[(h // 7) % len(_PLACES)]
+    return f"{street} No:{h % 120 + 1} D:{(h // 11) % 20 + 1}, {place}"
+
+
+def vehicle_is_eligible_for_kasko(model_year: int) -> bool:
+    return current_year() - model_year <= KASKO_MAX_AGE_YEARS
+
+
+_CENTS = Decimal("0.01")
+_TRAFIK_BASE = {"private": Decimal("3800"), "commercial": Decimal("6200"), "taxi": Decimal("11500")}
+_KASKO_USAGE = {"private": Decimal("1.00"), "commercial": Decimal("1.30"), "taxi": Decimal("1.80")}
+_DASK_UNIT_COST = {"reinforced_concrete": Decimal("13500"), "masonry": Decimal("9500"), "other": Decimal("6000")}
+_DASK_RATE_PER_MILLE = {"reinforced_concrete": Decimal("1.05"), "masonry": Decimal("1.90"), "other": Decimal("2.60")}
+
+
+def _spread(insurer_code: str, product: str, fields: Mapping[str, Any], names: Iterable[str]) -> Decimal:
+    """A per-insurer price factor in [0.85, 1.25): why the four insurers quote different prices."""
+    inputs = {name: fields.get(name) for name in names}
+    return Decimal("0.85") + Decimal(_digest("price", insurer_code, product, inputs) % 4000) / Decimal(10000)
+
+
+def price(insurer_code: str, operation: str, fields: Mapping[str, Any]) -> tuple[Decimal, Decimal | None]:
+    """Premium (and DASK sum insured) for validated inputs; deterministic per insurer and inputs."""
+    names = OPERATION_FIELDS[operation]
+    spread = _spread(insurer_code, operation, fields, names)
+    if operation == "trafik_quote":
+        return (_TRAFIK_BASE[fields["usage"]] * spread).quantize(_CENTS, ROUND_HALF_UP), None
+    if operation == "kasko_quote":
+        age = max(0, current_year() - fields["model_year"])
+        brand_factor = Decimal("0.8") + Decimal(int(fields["brand_code"]) % 10) / Decimal(20)
+        vehicle_value = Decimal(900000) * Decimal("0.93") ** age * brand_factor
+        premium = vehicle_value * Decimal("0.028") * _KASKO_USAGE[fields["usage"]] * spread
+        return premium.quantize(_CENTS, ROUND_HALF_UP), None
+    construction = fields["construction_type"]
+    sum_insured = (_DASK_UNIT_COST[construction] * fields["gross_m2"]).quantize(_CENTS)
+    rate = _DASK_RATE_PER_MILLE[construction] / 1000
+    if fields["damage_status"] == "minor":
+        rate *= Decimal("1.15")
+    if fields["construction_year"] < 2000:
+        rate *= Decimal("1.10")
+    return (sum_insured * rate * spread).quantize(_CENTS, ROUND_HALF_UP), sum_insured
+
+
+def money(amount: Decimal) -> str:
+    """Money on the wire: a decimal string with two places, never a float."""
+    return str(amount.quantize(_CENTS, ROUND_HALF_UP))
+
+
+def iso_utc(epoch_seconds: float) -> str:
+    return datetime.fromtimestamp(epoch_seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

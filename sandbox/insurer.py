@@ -1,0 +1,244 @@
+"""What every sandbox insurer does with a call, and the hooks through which each one differs.
+
+The order of a business call is fixed here, once, so the four insurers cannot drift apart:
+
+1. ``route``: which operation, and the input under the platform's field names;
+2. count it as received (whatever happens next);
+3. ``authenticate`` (a failure is answered in the insurer's words, not throttled, not faulted);
+4. the account's token bucket (empty: the insurer's own throttle signal);
+5. configured latency;
+6. the first fault rule that fires, if any;
+7. the business handler ``op_<operation>``, under the state lock.
+
+Insurer modules only describe their wire: routes, field names, codes and body shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from dataclasses import dataclass, field
+from email.message import Message
+from typing import Any, ClassVar
+
+from .core import COMMON_FAULT_KINDS, Account, FaultRule, SandboxState
+from .domain import InvalidField, Refusal
+
+JSON = "application/json"
+HTML = "text/html; charset=utf-8"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: Message
+    body: bytes
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str | None = JSON
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    # Instead of answering: "reset" (TCP RST) or "hang" (silence for drop_seconds, then close).
+    drop: str | None = None
+    drop_seconds: float = 0.0
+
+    @classmethod
+    def json(cls, status: int, payload: Any, headers: list[tuple[str, str]] | None = None) -> Response:
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        return cls(status, body, JSON, list(headers or []))
+
+    @classmethod
+    def dropped(cls, how: str, seconds: float = 0.0) -> Response:
+        return cls(0, drop=how, drop_seconds=seconds, content_type=None)
+
+
+def gateway_page(status: int) -> Response:
+    """The HTML page a reverse proxy in front of an insurer answers with."""
+    titles = {
+        404: "Not Found",
+        500: "Internal Server Error",
+        502: "Bad Gateway",
+        503: "Service Temporarily Unavailable",
+        504: "Gateway Time-out",
+    }
+    title = f"{status} {titles.get(status, 'Error')}"
+    body = (
+        f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n"
+        f"<center><h1>{title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+    )
+    return Response(status, body.encode(), HTML)
+
+
+def ceil_seconds(seconds: float) -> int:
+    return max(0, math.ceil(seconds))
+
+
+@dataclass
+class Call:
+    """One business call, as the pipeline sees it."""
+
+    operation: str  # an operation name, or "unknown" for a path/action the insurer does not serve
+    request: Request
+    fields: dict[str, Any] = field(default_factory=dict)  # the input under the platform's names
+    wire_names: dict[str, str] = field(default_factory=dict)  # platform name -> the insurer's name
+    problem: InvalidField | None = None  # the body could not be read at all
+    context: dict[str, Any] = field(default_factory=dict)  # insurer-specific bits (SOAP action, ...)
+    account: Account | None = None
+    reject_reason: str | None = None  # Deniz: a "reject" fault turns the issuance REJECTED
+    issued_policy_no: str | None = None  # set by issuance handlers when a policy was created
+    request_id: str | None = None  # Deniz: the policy request created by this call
+    note: str = ""  # for the request log
+
+    def wire_name(self, platform_name: str) -> str:
+        return self.wire_names.get(platform_name, platform_name)
+
+
+class Insurer:
+    """Base class of the four sandbox insurers."""
+
+    code: ClassVar[str]
+    prefix: ClassVar[str]
+    content_type: ClassVar[str] = JSON
+    operations: ClassVar[tuple[str, ...]]
+    extra_fault_kinds: ClassVar[frozenset[str]] = frozenset()
+    # Error codes whose answer is the throttle signal (counted as throttled).
+    throttle_codes: ClassVar[frozenset[str]] = frozenset()
+    # Error codes that, on issue_policy, only tell the truth if the issuance happened.
+    committing_codes: ClassVar[frozenset[str]] = frozenset()
+    # A plausible body; the "garbage" fault sends its first part only.
+    garbage_body: ClassVar[bytes] = b'{"success": true, "data": {"id": "0000001", "amount": "1234.56"}}'
+
+    def __init__(self, state: SandboxState) -> None:
+        self.state = state
+        self.ledger = state.ledger
+        self.stopping = threading.Event()  # set by SandboxServer.stop(): ends hangs and latencies early
+
+    @classmethod
+    def fault_kinds(cls) -> frozenset[str]:
+        return COMMON_FAULT_KINDS | cls.extra_fault_kinds
+
+    # --- the pipeline ------------------------------------------------------------------------------
+
+    def serve(self, request: Request) -> tuple[Response, Call]:
+        call = self.route(request)
+        state = self.state
+        state.record_received(call.operation)
+        authenticated = self.authenticate(call)
+        if isinstance(authenticated, Response):
+            call.note = "auth-failed"
+            return authenticated, call
+        call.account = authenticated
+        state.record_account(authenticated.agency_code)
+        wait = state.take_token(authenticated)
+        if wait > 0:
+            state.record_throttled(call.operation)
+            call.note = "throttled"
+            return self.render_throttle(call, wait, from_bucket=True), call
+        delay = state.latency_seconds(call.operation)
+        if delay > 0:
+            self.stopping.wait(delay)
+        rule = state.pick_fault(call.operation, call.fields) if call.operation != "unknown" else None
+        if rule is not None:
+            call.note = f"fault={rule.fault}" + (f":{rule.code}" if rule.code else "")
+            return self.apply_fault(rule, call), call
+        return self.handle(call), call
+
+    def handle(self, call: Call) -> Response:
+        """Run the business handler; validation problems and refusals become the insurer's errors."""
+        with self.state.lock:
+            try:
+                if call.problem is not None:
+                    raise call.problem
+                return getattr(self, f"op_{call.operation}")(call)
+            except InvalidField as problem:
+                return self.render_invalid(call, problem)
+            except Refusal as refusal:
+                return self.render_refusal(call, refusal)
+
+    def apply_fault(self, rule: FaultRule, call: Call) -> Response:
+        kind = rule.fault
+        if kind == "latency":
+            self.stopping.wait(rule.seconds if rule.seconds is not None else 1.0)
+            return self.handle(call)
+        if kind == "throttle":
+            self.state.record_throttled(call.operation)
+            return self.render_throttle(call, rule.wait(1.0), from_bucket=False)
+        if kind == "error":
+            code = rule.code or ""
+            if call.operation == "issue_policy" and (rule.commit or code in self.committing_codes):
+                self.handle(call)
+            if code in self.throttle_codes:
+                self.state.record_throttled(call.operation)
+            response = self.render_error(call, code, rule)
+            if rule.http_status is not None:
+                response.status = rule.http_status
+            return response
+        if kind == "hang":
+            return Response.dropped("hang", rule.seconds if rule.seconds is not None else 30.0)
+        if kind == "reset":
+            return Response.dropped("reset")
+        if kind == "html":
+            return gateway_page(rule.http_status or 502)
+        if kind == "empty":
+            return Response(rule.http_status or 200, b"", self.content_type)
+        if kind == "garbage":
+            return Response(200, self.garbage_body[: len(self.garbage_body) * 3 // 5], self.content_type)
+        if kind == "wrong_content_type":
+            # A real answer, mislabelled (the call is served, issuance included).
+            response = self.handle(call)
+            response.content_type = HTML
+            return response
+        if kind == "commit_then_drop":
+            self.handle(call)
+            return Response.dropped(rule.drop, rule.seconds if rule.seconds is not None else 30.0)
+        if kind == "reject":
+            call.reject_reason = rule.reason or "UNDERWRITING_DECLINED"
+            return self.handle(call)
+        return self.apply_extra_fault(rule, call)
+
+    # --- hooks each insurer implements --------------------------------------------------------------
+
+    def route(self, request: Request) -> Call:
+        raise NotImplementedError
+
+    def authenticate(self, call: Call) -> Account | Response:
+        raise NotImplementedError
+
+    def render_invalid(self, call: Call, problem: InvalidField) -> Response:
+        raise NotImplementedError
+
+    def render_refusal(self, call: Call, refusal: Refusal) -> Response:
+        raise NotImplementedError
+
+    def render_error(self, call: Call, code: str, rule: FaultRule) -> Response:
+        """An ``error`` fault: ``code`` from the insurer's table (or unknown), rendered as it would be."""
+        raise NotImplementedError
+
+    def render_throttle(self, call: Call, wait_seconds: float | None, *, from_bucket: bool) -> Response:
+        raise NotImplementedError
+
+    def apply_extra_fault(self, rule: FaultRule, call: Call) -> Response:
+        raise NotImplementedError(rule.fault)
+
+    # --- shared helpers -----------------------------------------------------------------------------
+
+    def agency(self, call: Call) -> str:
+        assert call.account is not None
+        return call.account.agency_code
+
+
+def parse_json_object(body: bytes) -> tuple[dict[str, Any], InvalidField | None]:
+    """The JSON object in a request body, or the problem to report (field ``body``)."""
+    try:
+        payload = json.loads(body.decode("utf-8")) if body.strip() else {}
+    except (UnicodeDecodeError, ValueError):
+        return {}, InvalidField("body", "invalid", "body is not valid JSON")
+    if not isinstance(payload, dict):
+        return {}, InvalidField("body", "invalid", "body must be a JSON object")
+    return payload, None

@@ -1,0 +1,194 @@
+"""The business records of one sandbox insurer: quotes, policies, issuance keys, tokens.
+
+Insurer modules describe the wire; the ledger holds what the insurer "knows". It is guarded
+by the state's lock (``Insurer.handle`` holds it), so it has no lock of its own.
+Numbers look like ``AK-P-3F9A2C-000001``: a tag drawn when the server starts, then a counter
+that keeps counting across :meth:`Ledger.clear`. A client that remembers a number from an
+earlier test, or a demo database that outlives a sandbox restart, never sees it reused.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from . import domain
+from .domain import InvalidField, Refusal
+
+_PRODUCT_LETTER = {"trafik_quote": "T", "kasko_quote": "K", "dask_quote": "D"}
+
+
+@dataclass
+class Quote:
+    quote_no: str
+    operation: str
+    agency: str
+    premium: Decimal
+    sum_insured: Decimal | None
+    valid_until: float  # epoch seconds
+
+    def is_expired(self, now: float) -> bool:
+        return now >= self.valid_until
+
+
+@dataclass
+class Policy:
+    policy_no: str
+    status: str  # platform vocabulary: ACTIVE, CANCELLED, EXPIRED
+    agency: str | None = None  # None: seeded through the control API, visible to every agency
+    quote_no: str | None = None
+
+
+@dataclass
+class PolicyRequest:
+    """Deniz's asynchronous issuance: PROCESSING until ``ready_at``, then ISSUED or REJECTED."""
+
+    request_id: str
+    agency: str
+    client_reference: str
+    quote_no: str
+    ready_at: float
+    policy_no: str | None = None
+    reason: str | None = None
+
+    def status(self, now: float) -> str:
+        if now < self.ready_at:
+            return "PROCESSING"
+        return "ISSUED" if self.policy_no else "REJECTED"
+
+
+@dataclass
+class Address:
+    uavt_code: str
+    line: str
+    building_id: str
+
+
+@dataclass
+class Ledger:
+    insurer_code: str
+    prefix: str
+    quotes: dict[str, Quote] = field(default_factory=dict)
+    policies: dict[str, Policy] = field(default_factory=dict)
+    issued_by_quote: dict[str, list[str]] = field(default_factory=dict)
+    # Issuance dedup records, keyed by (agency, key): Anka's Idempotency-Key,
+    # Çınar's request_ref, Deniz's client_reference. What is stored is the insurer's business.
+    dedup: dict[tuple[str, str], Any] = field(default_factory=dict)
+    requests: dict[str, PolicyRequest] = field(default_factory=dict)
+    tokens: dict[str, tuple[str, float]] = field(default_factory=dict)  # token -> (identity, expires_at)
+    run_tag: str = field(default_factory=lambda: secrets.token_hex(3).upper())
+    _counters: dict[str, int] = field(default_factory=dict)
+
+    def clear(self) -> None:
+        self.quotes.clear()
+        self.policies.clear()
+        self.issued_by_quote.clear()
+        self.dedup.clear()
+        self.requests.clear()
+        self.tokens.clear()
+
+    def next_number(self, letter: str) -> str:
+        self._counters[letter] = self._counters.get(letter, 0) + 1
+        return f"{self.prefix}-{letter}-{self.run_tag}-{self._counters[letter]:06d}"
+
+    # --- quotes and addresses -------------------------------------------------------------
+
+    def address(self, fields: Mapping[str, Any]) -> Address:
+        domain.validate(fields, domain.OPERATION_FIELDS["dask_address"])
+        uavt_code = fields["uavt_code"]
+        if not domain.address_exists(uavt_code):
+            raise Refusal(Refusal.ADDRESS_NOT_FOUND, f"UAVT {uavt_code}", field="uavt_code")
+        return Address(uavt_code, domain.address_for(uavt_code), domain.building_id_for(self.insurer_code, uavt_code))
+
+    def create_quote(self, operation: str, fields: Mapping[str, Any], *, agency: str, ttl_seconds: float) -> Quote:
+        """Validate, apply the underwriting rules, price and store a quote."""
+        domain.validate(fields, domain.OPERATION_FIELDS[operation])
+        if operation == "kasko_quote" and not domain.vehicle_is_eligible_for_kasko(fields["model_year"]):
+            raise Refusal(Refusal.NOT_ELIGIBLE, f"model year {fields['model_year']}")
+        if operation == "dask_quote":
+            uavt_code = fields["uavt_code"]
+            if not domain.address_exists(uavt_code):
+                raise Refusal(Refusal.ADDRESS_NOT_FOUND, f"UAVT {uavt_code}", field="uavt_code")
+            if fields["building_id"] != domain.building_id_for(self.insurer_code, uavt_code):
+                raise InvalidField("building_id", "invalid", "not the building of this UAVT code")
+            if fields["damage_status"] == "heavy":
+                raise Refusal(Refusal.RISK_DECLINED, "heavily damaged building")
+        premium, sum_insured = domain.price(self.insurer_code, operation, fields)
+        quote = Quote(
+            quote_no=self.next_number(_PRODUCT_LETTER[operation]),
+            operation=operation,
+            agency=agency,
+            premium=premium,
+            sum_insured=sum_insured,
+            valid_until=time.time() + ttl_seconds,
+        )
+        self.quotes[quote.quote_no] = quote
+        return quote
+
+    # --- issuance --------------------------------------------------------------------------
+
+    def issuable_quote(self, quote_no: str, *, agency: str) -> Quote:
+        """The agency's own, unexpired quote (another agency's quote does not exist for it)."""
+        quote = self.quotes.get(quote_no)
+        if quote is None or quote.agency != agency:
+            raise Refusal(Refusal.NOT_FOUND, f"quote {quote_no}", field="quote_no")
+        if quote.is_expired(time.time()):
+            raise Refusal(Refusal.QUOTE_EXPIRED, f"quote {quote_no}")
+        return quote
+
+    def issue(self, fields: Mapping[str, Any], *, agency: str) -> Policy:
+        """Validate, check the quote and the payment, and create a NEW policy.
+
+        No deduplication here on purpose: each insurer adds its own (or, like Boğaziçi, none).
+        """
+        domain.validate(fields, domain.OPERATION_FIELDS["issue_policy"])
+        quote = self.issuable_quote(fields["quote_no"], agency=agency)
+        if fields["payment_token"] == domain.DECLINED_PAYMENT_TOKEN:
+            raise Refusal(Refusal.PAYMENT_DECLINED, "card declined")
+        return self.create_policy(quote)
+
+    def create_policy(self, quote: Quote) -> Policy:
+        policy = Policy(self.next_number("P"), "ACTIVE", agency=quote.agency, quote_no=quote.quote_no)
+        self.policies[policy.policy_no] = policy
+        self.issued_by_quote.setdefault(quote.quote_no, []).append(policy.policy_no)
+        return policy
+
+    # --- policies --------------------------------------------------------------------------
+
+    def policy(self, fields: Mapping[str, Any], *, agency: str, known_only: bool) -> Policy:
+        """A policy visible to the agency; with ``known_only`` off, any well-formed number is ACTIVE."""
+        domain.validate(fields, domain.OPERATION_FIELDS["policy_status"])
+        policy_no = fields["policy_no"]
+        policy = self.policies.get(policy_no)
+        if policy is not None and policy.agency in (None, agency):
+            return policy
+        if policy is None and not known_only and self.is_well_formed_policy_no(policy_no):
+            return Policy(policy_no, "ACTIVE")
+        raise Refusal(Refusal.NOT_FOUND, f"policy {policy_no}", field="policy_no")
+
+    def is_well_formed_policy_no(self, policy_no: str) -> bool:
+        head = f"{self.prefix}-P-"
+        rest = policy_no[len(head) :]
+        return policy_no.startswith(head) and bool(rest) and domain.RECORD_NO_RE.fullmatch(rest) is not None
+
+    def latest_policy_for_quote(self, quote_no: str, *, agency: str) -> Policy:
+        """The most recent policy issued (or seeded) for a quote."""
+        for policy in reversed(self.policies.values()):
+            if policy.quote_no == quote_no and policy.agency in (None, agency):
+                return policy
+        raise Refusal(Refusal.NOT_FOUND, f"no policy for quote {quote_no}", field="quote_no")
+
+    def seed_policy(self, policy_no: str, status: str, quote_no: str | None = None) -> Policy:
+        """A policy that exists at the insurer without having been issued in this run."""
+        policy = Policy(policy_no, status, agency=None, quote_no=quote_no)
+        self.policies.pop(policy_no, None)  # re-insert so "latest" order follows seeding order
+        self.policies[policy_no] = policy
+        return policy
+
+    def issued_summary(self) -> tuple[dict[str, list[str]], int]:
+        by_quote = {quote_no: list(numbers) for quote_no, numbers in self.issued_by_quote.items()}
+        return by_quote, sum(len(numbers) for numbers in by_quote.values())

@@ -1,0 +1,469 @@
+"""Boğaziçi Sigorta adapter against its sandbox over real loopback HTTP (SOAP 1.1, no dedup)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC
+from decimal import Decimal
+from typing import Any
+
+import defusedxml.ElementTree as safe_xml
+import pytest
+
+from integrations.adapters.bogazici import BS_NS, SOAP_NS, soap_envelope
+from integrations.engine import Outcome
+from integrations.models import Attempt, Insurer, OperationPolicy
+from integrations.policies import clear_policy_cache
+from integrations.results import PolicyStatus
+from integrations.services.calls import insurer_operation_run
+from integrations.taxonomy import ErrorClass, ErrorKind
+from tests import samples
+
+pytestmark = pytest.mark.django_db
+
+CODE = "bogazici"
+
+
+@pytest.fixture
+def bogazici(sandbox: dict) -> Any:
+    return sandbox[CODE]
+
+
+@pytest.fixture
+def run(endpoint_for: Callable, recording_sleep: Any) -> Callable[..., Outcome]:
+    def call(operation: str, data: dict[str, Any], **kwargs: Any) -> Outcome:
+        kwargs.setdefault("sleep", recording_sleep)
+        return insurer_operation_run(endpoint=endpoint_for(CODE), operation=operation, data=data, **kwargs)
+
+    return call
+
+
+@pytest.fixture
+def fast_issuance(db: None) -> Iterator[None]:
+    """A short attempt timeout for issue_policy, so a hanging answer turns into a timeout quickly."""
+    insurer, _ = Insurer.objects.get_or_create(code=CODE, defaults={"name": "Boğaziçi Sigorta", "base_url": "http://x"})
+    OperationPolicy.objects.update_or_create(
+        insurer=insurer,
+        operation="issue_policy",
+        defaults={"max_attempts": 5, "base_delay": 0.1, "max_delay": 0.5, "deadline": 20.0, "attempt_timeout": 1.0},
+    )
+    clear_policy_cache()
+    yield
+    clear_policy_cache()
+
+
+def _quote_no(run: Callable[..., Outcome]) -> str:
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.ok, outcome.to_json()
+    return outcome.result.quote_no
+
+
+def _issue(run: Callable[..., Outcome], quote_no: str, **kwargs: Any) -> Outcome:
+    return run(
+        "issue_policy", {"quote_no": quote_no, "payment_token": samples.PAYMENT_TOKEN}, reference="IH-TEST-1", **kwargs
+    )
+
+
+# --- happy paths ------------------------------------------------------------------------------------
+
+
+def test_trafik_quote_is_normalised(run: Callable[..., Outcome]) -> None:
+    """A TrafikTeklif answer becomes a Quote: Decimal premium, aware UTC validity."""
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.ok, outcome.to_json()
+    quote = outcome.result
+    assert quote.quote_no.startswith("BG-T-")
+    assert isinstance(quote.premium, Decimal) and quote.premium > 0
+    assert quote.currency == "TRY"
+    assert quote.valid_until.tzinfo is not None and quote.valid_until.utcoffset().total_seconds() == 0
+    assert outcome.attempts == 1
+
+
+def test_kasko_quote_keeps_coverages(run: Callable[..., Outcome]) -> None:
+    """KaskoTeklif's Teminatlar/Teminat list is kept in the quote details."""
+    outcome = run("kasko_quote", samples.KASKO)
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result.quote_no.startswith("BG-K-")
+    assert isinstance(outcome.result.premium, Decimal)
+    assert outcome.result.details["coverages"] == ["CARPISMA", "HIRSIZLIK", "YANGIN", "SEL", "CAM"]
+
+
+def test_dask_address_then_quote(run: Callable[..., Outcome]) -> None:
+    """DaskAdresSorgu gives the building id that DaskTeklif needs; SigortaBedeli is kept as a decimal string."""
+    address = run("dask_address", samples.DASK_ADDRESS)
+    assert address.ok, address.to_json()
+    assert address.result.uavt_code == samples.DASK_ADDRESS["uavt_code"]
+    assert address.result.address and len(address.result.building_id) == 8
+    quote = run("dask_quote", {**samples.DASK_RISK, **samples.DASK_ADDRESS, "building_id": address.result.building_id})
+    assert quote.ok, quote.to_json()
+    assert quote.result.quote_no.startswith("BG-D-")
+    assert isinstance(quote.result.premium, Decimal)
+    assert Decimal(quote.result.details["sum_insured"]) > quote.result.premium
+    assert quote.result.valid_until.tzinfo == UTC
+
+
+def test_issue_policy_and_status(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """Policelestir issues once; PoliceSorgu's YURURLUKTE reads as ACTIVE."""
+    quote_no = _quote_no(run)
+    issued = _issue(run, quote_no)
+    assert issued.ok, issued.to_json()
+    assert issued.result.status is PolicyStatus.ACTIVE
+    assert bogazici.state.counts()["policies_by_quote"] == {quote_no: [issued.result.policy_no]}
+    status = run("policy_status", {"policy_no": issued.result.policy_no})
+    assert status.ok and status.result.policy_no == issued.result.policy_no
+    assert status.result.status is PolicyStatus.ACTIVE
+
+
+@pytest.mark.parametrize(
+    ("sandbox_status", "expected"), [("CANCELLED", PolicyStatus.CANCELLED), ("EXPIRED", PolicyStatus.EXPIRED)]
+)
+def test_policy_status_vocabulary_is_mapped(
+    run: Callable[..., Outcome], bogazici: Any, sandbox_status: str, expected: PolicyStatus
+) -> None:
+    """IPTAL reads as CANCELLED and SURESI_DOLDU as EXPIRED."""
+    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    bogazici.state.set_policy_status(policy_no, sandbox_status)
+    outcome = run("policy_status", {"policy_no": policy_no})
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result.status is expected
+
+
+# --- the error table ----------------------------------------------------------------------------------
+
+TABLE = [
+    ("BS-100", ErrorClass.PERMANENT, ErrorKind.VALIDATION, 1),
+    ("BS-110", ErrorClass.PERMANENT, ErrorKind.VALIDATION, 1),
+    ("BS-200", ErrorClass.PERMANENT, ErrorKind.AUTH, 1),
+    ("BS-300", ErrorClass.PERMANENT, ErrorKind.BUSINESS_REJECT, 1),
+    ("BS-310", ErrorClass.PERMANENT, ErrorKind.BUSINESS_REJECT, 1),
+    ("BS-320", ErrorClass.PERMANENT, ErrorKind.EXPIRED, 1),
+    ("BS-404", ErrorClass.PERMANENT, ErrorKind.NOT_FOUND, 1),
+    # trafik_quote's default policy: 3 tries for failures.
+    ("BS-900", ErrorClass.RETRYABLE, ErrorKind.UNAVAILABLE, 3),
+    ("BS-902", ErrorClass.RETRYABLE, ErrorKind.TIMEOUT, 3),
+    # A throttle does not use up a try; the engine gives up after 2 * max_attempts throttles.
+    ("BS-901", ErrorClass.RETRYABLE, ErrorKind.THROTTLED, 6),
+    ("ZZ-999", ErrorClass.UNKNOWN, ErrorKind.UNCLASSIFIED, 2),
+]
+
+
+@pytest.mark.parametrize(("code", "error_class", "kind", "attempts"), TABLE)
+def test_error_code_is_classified(
+    run: Callable[..., Outcome], bogazici: Any, code: str, error_class: ErrorClass, kind: ErrorKind, attempts: int
+) -> None:
+    """Each HataKodu of the contract (and an unknown one) maps to its class, kind and number of tries."""
+    rule: dict[str, Any] = {"operation": "trafik_quote", "fault": "error", "code": code, "times": 50}
+    if code == "BS-901":
+        rule["wait_seconds"] = None  # no TekrarDenemeSn: our own short backoff, to keep the test fast
+    bogazici.state.add_faults([rule])
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.error is not None
+    assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (error_class, kind, code)
+    assert outcome.attempts == attempts
+    assert bogazici.state.counts()["received"]["trafik_quote"] == attempts
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [("BS-300", "Araç teminata uygun değil"), ("BS-310", "Risk kabul edilmedi"), ("BS-320", "Teklifin süresi dolmuş")],
+)
+def test_business_refusals_carry_turkish_agent_message(
+    run: Callable[..., Outcome], bogazici: Any, code: str, message: str
+) -> None:
+    """Business refusals show the agent a Turkish sentence, not the raw code."""
+    bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "error", "code": code}])
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.error.agent_message() == message
+
+
+def test_bs100_names_the_platform_field(run: Callable[..., Outcome]) -> None:
+    """A real BS-100 ("Plaka alanı geçersiz") points at the platform field `plate`."""
+    outcome = run("trafik_quote", {**samples.TRAFIK, "plate": "XX"})
+    assert outcome.error.provider_code == "BS-100"
+    assert outcome.error.kind is ErrorKind.VALIDATION
+    assert outcome.error.field == "plate"
+    assert outcome.attempts == 1
+
+
+def test_missing_field_is_sent_empty_and_refused_by_the_insurer(run: Callable[..., Outcome]) -> None:
+    """A missing input is not a crash here: Boğaziçi refuses it and names it."""
+    outcome = run("kasko_quote", {key: value for key, value in samples.KASKO.items() if key != "model_code"})
+    assert (outcome.error.provider_code, outcome.error.field) == ("BS-100", "model_code")
+
+
+def test_bs110_invalid_identity_points_at_owner_id(run: Callable[..., Outcome]) -> None:
+    """A TCKN that fails its checksum is Boğaziçi's BS-110, a validation error on `owner_id`."""
+    outcome = run("trafik_quote", {**samples.TRAFIK, "owner_id": "12345678901"})
+    assert (outcome.error.provider_code, outcome.error.kind, outcome.error.field) == (
+        "BS-110",
+        ErrorKind.VALIDATION,
+        "owner_id",
+    )
+
+
+def test_values_are_xml_escaped(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """Markup in a value reaches Boğaziçi as text (refused as a bad plate), never as XML."""
+    outcome = run("trafik_quote", {**samples.TRAFIK, "plate": "34<b:Plaka>&amp;</x>"})
+    assert (outcome.error.provider_code, outcome.error.field) == ("BS-100", "plate")
+    assert bogazici.state.counts()["faults"] == {}
+
+
+def test_envelope_matches_the_contract() -> None:
+    """Credentials travel in the b:Kimlik header and the Islem element is namespaced urn:bogazici."""
+    root = safe_xml.fromstring(
+        soap_envelope("TrafikTeklif", [("Plaka", "34<&>"), ("ModelYili", 2021)], username="a&b", password="p<q"),
+        forbid_dtd=True,
+    )
+    kimlik = root.find(f"{{{SOAP_NS}}}Header/{{{BS_NS}}}Kimlik")
+    assert kimlik.find(f"{{{BS_NS}}}Kullanici").text == "a&b"
+    assert kimlik.find(f"{{{BS_NS}}}Sifre").text == "p<q"
+    islem = root.find(f"{{{SOAP_NS}}}Body/{{{BS_NS}}}TrafikTeklif")
+    assert [(child.tag, child.text) for child in islem] == [
+        (f"{{{BS_NS}}}Plaka", "34<&>"),
+        (f"{{{BS_NS}}}ModelYili", "2021"),
+    ]
+
+
+def test_wrong_password_is_bs200_auth(endpoint_for: Callable, recording_sleep: Any) -> None:
+    """Wrong credentials in the SOAP header are BS-200: permanent, one try."""
+    endpoint = endpoint_for(CODE)
+    endpoint = type(endpoint)(
+        insurer_code=CODE, base_url=endpoint.base_url, credentials={"username": "acente1", "password": "wrong"}
+    )
+    outcome = insurer_operation_run(
+        endpoint=endpoint, operation="trafik_quote", data=samples.TRAFIK, sleep=recording_sleep
+    )
+    assert (outcome.error.kind, outcome.error.provider_code, outcome.attempts) == (ErrorKind.AUTH, "BS-200", 1)
+
+
+# --- SOAP faults, gateway pages and unreadable answers -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("faultcode", "kind", "provider_code", "attempts"),
+    [
+        ("soap:Server", ErrorKind.UNAVAILABLE, "soap:Server", 3),
+        ("soap:Client", ErrorKind.VALIDATION, "soap:Client", 1),
+    ],
+)
+def test_soap_fault_side_decides(
+    run: Callable[..., Outcome], bogazici: Any, faultcode: str, kind: ErrorKind, provider_code: str, attempts: int
+) -> None:
+    """An HTTP 500 SOAP Fault: soap:Server is retried as unavailable, soap:Client is a permanent validation error."""
+    bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "soap_fault", "code": faultcode, "times": 50}])
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert (outcome.error.kind, outcome.error.provider_code, outcome.error.http_status) == (kind, provider_code, 500)
+    assert outcome.attempts == attempts
+
+
+@pytest.mark.parametrize("status", [502, 503])
+def test_gateway_html_page_is_unavailable(run: Callable[..., Outcome], bogazici: Any, status: int) -> None:
+    """The gateway's HTML page under load carries no code: the bare status, unavailable, retried."""
+    bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "html", "http_status": status, "times": 1}])
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.ok and outcome.attempts == 2
+    first = Attempt.objects.order_by("started_at", "id").first()
+    assert (first.provider_code, first.error_kind, first.http_status) == (str(status), "unavailable", status)
+
+
+def test_xml_bomb_is_refused_unexpanded(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """A billion-laughs answer is refused as XML_REFUSED (unclassified) at once, never expanded."""
+    bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "xml_bomb", "times": 50}])
+    started = time.monotonic()
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert time.monotonic() - started < 3
+    assert (outcome.error.error_class, outcome.error.provider_code) == (ErrorClass.UNKNOWN, "XML_REFUSED")
+    assert outcome.attempts == 2
+
+
+@pytest.mark.parametrize("fault", ["garbage", "empty"])
+def test_truncated_or_empty_answer_is_unknown(run: Callable[..., Outcome], bogazici: Any, fault: str) -> None:
+    """Half an envelope or an empty 200 is an unknown answer, retried under the unknown cap, not a crash."""
+    bogazici.state.add_faults([{"operation": "trafik_quote", "fault": fault, "times": 50}])
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.error.kind is ErrorKind.UNCLASSIFIED
+    assert outcome.attempts == 2
+
+
+def test_mislabelled_soap_answer_is_still_read(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """A real SOAP answer labelled text/html is read by its content, not its label."""
+    bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "wrong_content_type"}])
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.ok and outcome.attempts == 1
+
+
+# --- throttling -----------------------------------------------------------------------------------------
+
+
+def test_bs901_throttle_waits_tekrardenemesn_seconds(
+    run: Callable[..., Outcome], bogazici: Any, recording_sleep: Any
+) -> None:
+    """BS-901 with <TekrarDenemeSn>1 makes the engine wait at least 1 s, logged as the insurer's signal."""
+    bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "error", "code": "BS-901", "wait_seconds": 1}])
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.ok and outcome.attempts == 2
+    assert recording_sleep.waits and recording_sleep.waits[0] >= 1.0
+    throttled = Attempt.objects.get(provider_code="BS-901")
+    assert throttled.wait_reason == "signal:TekrarDenemeSn"
+    assert throttled.error_kind == "throttled" and throttled.wait_seconds >= 1.0
+    assert bogazici.state.counts()["throttled"] == {"trafik_quote": 1}
+
+
+def test_bs901_without_tekrardenemesn_backs_off_with_jitter(
+    run: Callable[..., Outcome], bogazici: Any, recording_sleep: Any
+) -> None:
+    """BS-901 without a wait element: our own full-jitter backoff, capped by the policy's base delay."""
+    bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "error", "code": "BS-901", "wait_seconds": None}])
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.ok and outcome.attempts == 2
+    assert Attempt.objects.get(provider_code="BS-901").wait_reason == "backoff:full-jitter"
+    assert 0 <= recording_sleep.waits[0] <= 0.25
+
+
+def test_calls_received_equal_attempts_recorded(
+    run: Callable[..., Outcome], bogazici: Any, fast_issuance: None
+) -> None:
+    """Every request Boğaziçi received has exactly one Attempt row, lookups and faults included."""
+    bogazici.state.add_faults(
+        [
+            {"operation": "trafik_quote", "fault": "error", "code": "BS-900", "times": 1},
+            {"operation": "trafik_quote", "fault": "reset", "times": 1},
+            {"operation": "issue_policy", "fault": "html", "http_status": 502, "times": 1},
+            {"operation": "policy_status", "fault": "error", "code": "BS-901", "wait_seconds": 0, "times": 1},
+        ]
+    )
+    quote_no = _quote_no(run)
+    policy = _issue(run, quote_no)
+    assert policy.ok, policy.to_json()
+    assert run("policy_status", {"policy_no": policy.result.policy_no}).ok
+    counts = bogazici.state.counts()
+    assert counts["total_received"] == Attempt.objects.count() == 8
+    assert counts["received"]["issue_lookup"] == Attempt.objects.filter(call="lookup").count() == 1
+
+
+# --- issuance: Boğaziçi does not deduplicate -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("drop", ["reset", "hang"])
+def test_commit_then_drop_yields_exactly_one_policy(
+    run: Callable[..., Outcome], bogazici: Any, fast_issuance: None, drop: str
+) -> None:
+    """The policy is created but the answer is lost: TeklifPoliceSorgu finds it, no second Policelestir."""
+    quote_no = _quote_no(run)
+    bogazici.state.add_faults([{"operation": "issue_policy", "fault": "commit_then_drop", "drop": drop, "seconds": 2}])
+    outcome = _issue(run, quote_no)
+    assert outcome.ok, outcome.to_json()
+    counts = bogazici.state.counts()
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["received"]["issue_policy"] == 1
+    assert counts["received"]["issue_lookup"] == 1
+    first = Attempt.objects.get(operation="issue_policy", call="main")
+    assert first.ambiguous and first.provider_code == ("CONNECTION_RESET" if drop == "reset" else "READ_TIMEOUT")
+
+
+def test_bs902_after_the_policy_was_created_yields_exactly_one_policy(
+    run: Callable[..., Outcome], bogazici: Any, fast_issuance: None
+) -> None:
+    """BS-902 may hide a done deed: the lookup finds the policy Boğaziçi created despite the error."""
+    quote_no = _quote_no(run)
+    bogazici.state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "BS-902", "commit": True}])
+    outcome = _issue(run, quote_no)
+    assert outcome.ok, outcome.to_json()
+    counts = bogazici.state.counts()
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["received"]["issue_policy"] == 1
+
+
+def test_bs902_is_looked_up_before_resending(run: Callable[..., Outcome], bogazici: Any, fast_issuance: None) -> None:
+    """After BS-902 the lookup (BS-404: never issued) comes before the one re-send."""
+    quote_no = _quote_no(run)
+    bogazici.state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "BS-902"}])
+    outcome = _issue(run, quote_no)
+    assert outcome.ok, outcome.to_json()
+    counts = bogazici.state.counts()
+    assert counts["received"]["issue_lookup"] == 1
+    assert counts["received"]["issue_policy"] == 2
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    rows = Attempt.objects.filter(operation="issue_policy").order_by("started_at", "id")
+    assert [(row.call, row.provider_code, row.ok) for row in rows] == [
+        ("main", "BS-902", False),
+        ("lookup", "", True),
+        ("main", "", True),
+    ]
+    assert rows[0].ambiguous
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        {"fault": "html", "http_status": 502},
+        {"fault": "error", "code": "BS-900"},
+        {"fault": "soap_fault", "code": "soap:Server"},
+        {"fault": "garbage"},
+    ],
+    ids=["html-502", "bs900", "soap-server", "truncated"],
+)
+def test_failed_issuance_is_ambiguous_and_looked_up(
+    run: Callable[..., Outcome], bogazici: Any, fast_issuance: None, rule: dict[str, Any]
+) -> None:
+    """A 502 page, BS-900, a Server fault or a truncated answer cannot prove nothing was issued: look first."""
+    quote_no = _quote_no(run)
+    bogazici.state.add_faults([{"operation": "issue_policy", **rule}])
+    outcome = _issue(run, quote_no)
+    assert outcome.ok, outcome.to_json()
+    counts = bogazici.state.counts()
+    assert counts["received"]["issue_lookup"] == 1
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert Attempt.objects.get(operation="issue_policy", call="main", ok=False).ambiguous
+
+
+def test_issuance_throttle_is_not_ambiguous(run: Callable[..., Outcome], bogazici: Any, fast_issuance: None) -> None:
+    """BS-901 on Policelestir means "not processed": re-sent after the wait, without a lookup."""
+    quote_no = _quote_no(run)
+    bogazici.state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "BS-901", "wait_seconds": None}])
+    outcome = _issue(run, quote_no)
+    assert outcome.ok, outcome.to_json()
+    counts = bogazici.state.counts()
+    assert counts["received"].get("issue_lookup", 0) == 0
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+
+
+def test_issuance_of_expired_quote_is_final(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """BS-320 on Policelestir is a definite "no": one try, no lookup, no policy."""
+    quote_no = _quote_no(run)
+    bogazici.state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "BS-320"}])
+    outcome = _issue(run, quote_no)
+    assert (outcome.error.kind, outcome.attempts) == (ErrorKind.EXPIRED, 1)
+    assert not Attempt.objects.get(operation="issue_policy").ambiguous
+    counts = bogazici.state.counts()
+    assert counts["received"].get("issue_lookup", 0) == 0 and counts["issued_total"] == 0
+
+
+def test_resumed_issuance_finds_the_earlier_policy(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """A resumed issuance asks TeklifPoliceSorgu first and returns the policy already issued."""
+    quote_no = _quote_no(run)
+    first = _issue(run, quote_no)
+    resumed = _issue(run, quote_no, resume_issuance=True)
+    assert resumed.ok and resumed.result == first.result
+    counts = bogazici.state.counts()
+    assert counts["received"]["issue_policy"] == 1 and counts["received"]["issue_lookup"] == 1
+    assert counts["policies_by_quote"] == {quote_no: [first.result.policy_no]}
+
+
+def test_failed_lookup_is_retried_and_never_guessed(
+    run: Callable[..., Outcome], bogazici: Any, fast_issuance: None
+) -> None:
+    """When the lookup itself fails, the engine asks again rather than re-sending blind."""
+    quote_no = _quote_no(run)
+    bogazici.state.add_faults(
+        [
+            {"operation": "issue_policy", "fault": "commit_then_drop", "drop": "reset"},
+            {"operation": "issue_lookup", "fault": "error", "code": "BS-900"},
+        ]
+    )
+    outcome = _issue(run, quote_no)
+    assert outcome.ok, outcome.to_json()
+    counts = bogazici.state.counts()
+    assert counts["received"]["issue_lookup"] == 2 and counts["received"]["issue_policy"] == 1
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}

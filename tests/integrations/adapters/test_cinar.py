@@ -1,0 +1,505 @@
+"""Çınar Sigorta adapter against the Çınar sandbox over loopback HTTP (no mocks of the insurer)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from decimal import Decimal
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import pytest
+
+from integrations.adapters import cinar
+from integrations.channel import CallContext, Channel
+from integrations.models import Attempt, Insurer, OperationPolicy
+from integrations.policies import clear_policy_cache
+from integrations.recording import BufferedRecorder
+from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.services.calls import insurer_operation_run, new_reference
+from integrations.taxonomy import ErrorClass, ErrorKind
+from tests import samples
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def server(sandbox: dict):
+    """The Çınar sandbox; tokens cached by earlier tests died with the sandbox reset."""
+    cinar.clear_token_cache()
+    yield sandbox["cinar"]
+    cinar.clear_token_cache()
+
+
+@pytest.fixture
+def run(endpoint_for, server):
+    def run_(operation: str, data: dict[str, Any], *, reference: str = "", sleep=None, endpoint=None):
+        return insurer_operation_run(
+            endpoint=endpoint or endpoint_for("cinar"),
+            operation=operation,
+            data=data,
+            reference=reference,
+            sleep=sleep,
+        )
+
+    return run_
+
+
+@pytest.fixture
+def short_issue_policy(seeded_accounts):
+    """Issuance tries quickly: a dropped answer is a read timeout after 1 s, retried within 0.5 s."""
+    OperationPolicy.objects.create(
+        insurer=Insurer.objects.get(code="cinar"),
+        operation="issue_policy",
+        attempt_timeout=1.0,
+        deadline=20,
+        base_delay=0.1,
+        max_delay=0.5,
+        max_attempts=5,
+    )
+    clear_policy_cache()
+    yield
+    clear_policy_cache()
+
+
+def quote_no(run, operation: str = "trafik_quote", data: dict[str, Any] | None = None) -> str:
+    outcome = run(operation, data or samples.TRAFIK)
+    assert outcome.ok, outcome.to_json()
+    return outcome.result.quote_no
+
+
+def issue(run, quote: str, *, reference: str | None = None):
+    data = {"quote_no": quote, "payment_token": samples.PAYMENT_TOKEN}
+    return run("issue_policy", data, reference=reference or new_reference())
+
+
+def dask_risk(run) -> dict[str, Any]:
+    address = run("dask_address", samples.DASK_ADDRESS).result
+    return {"uavt_code": address.uavt_code, "building_id": address.building_id, **samples.DASK_RISK}
+
+
+def cinar_attempts():
+    return Attempt.objects.filter(insurer_code="cinar").order_by("started_at", "id")
+
+
+def assert_calls_match_attempts(server) -> None:
+    assert server.state.counts()["total_received"] == cinar_attempts().count()
+
+
+# --- happy paths -------------------------------------------------------------------------------
+
+
+def test_trafik_quote_is_normalised(run, server):
+    """A trafik quote comes back with a Decimal premium and an aware UTC validity."""
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert outcome.ok, outcome.to_json()
+    quote = outcome.result
+    assert isinstance(quote, Quote)
+    assert quote.quote_no.startswith("CN-")
+    assert isinstance(quote.premium, Decimal) and quote.premium > 0
+    assert quote.currency == "TRY"
+    assert quote.valid_until.utcoffset().total_seconds() == 0 and quote.valid_until > datetime.now(UTC)
+    assert outcome.attempts == 1
+    assert server.state.counts()["received"] == {"token": 1, "trafik_quote": 1}
+
+
+def test_kasko_quote_keeps_coverages(run):
+    """A kasko quote carries Çınar's `teminatlar` as the coverages detail."""
+    outcome = run("kasko_quote", samples.KASKO)
+
+    assert outcome.ok, outcome.to_json()
+    assert isinstance(outcome.result.premium, Decimal)
+    assert outcome.result.details["coverages"]
+
+
+def test_dask_address_maps_building_id(run):
+    """The address check returns Çınar's own building number for the UAVT code."""
+    from sandbox import building_id_for
+
+    outcome = run("dask_address", samples.DASK_ADDRESS)
+
+    assert outcome.ok, outcome.to_json()
+    assert isinstance(outcome.result, Address)
+    assert outcome.result.uavt_code == samples.DASK_ADDRESS["uavt_code"]
+    assert outcome.result.building_id == building_id_for("cinar", samples.DASK_ADDRESS["uavt_code"])
+    assert outcome.result.address
+
+
+def test_dask_quote_keeps_sum_insured(run):
+    """A DASK quote for a checked address carries the sum insured."""
+    outcome = run("dask_quote", dask_risk(run))
+
+    assert outcome.ok, outcome.to_json()
+    assert isinstance(outcome.result.premium, Decimal)
+    assert outcome.result.details["sum_insured"]
+    assert outcome.result.valid_until.tzinfo is not None
+
+
+def test_issue_policy_sends_reference_and_maps_status(run, server):
+    """Issuance answers an ACTIVE policy, the one the insurer holds for that quote."""
+    quote = quote_no(run)
+
+    outcome = run(
+        "issue_policy", {"quote_no": quote, "payment_token": samples.PAYMENT_TOKEN}, reference=new_reference()
+    )
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result == Policy(outcome.result.policy_no, PolicyStatus.ACTIVE)
+    assert server.state.counts()["policies_by_quote"][quote] == [outcome.result.policy_no]
+
+
+@pytest.mark.parametrize("status", list(PolicyStatus))
+def test_policy_status_maps_turkish_states(run, server, status):
+    """AKTIF, IPTAL and BITTI read as ACTIVE, CANCELLED and EXPIRED."""
+    server.state.seed_policies([{"policy_no": "CN-P-777001", "status": status.value}])
+
+    outcome = run("policy_status", {"policy_no": "CN-P-777001"})
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result == Policy("CN-P-777001", status)
+
+
+# --- tokens ------------------------------------------------------------------------------------
+
+
+def test_token_is_fetched_once_and_reused(run, server):
+    """One token serves every call of a client until it nears expiry."""
+    run("trafik_quote", samples.TRAFIK)
+    run("dask_address", samples.DASK_ADDRESS)
+
+    assert server.state.counts()["received"]["token"] == 1
+    assert list(cinar_attempts().values_list("call", flat=True)) == ["token", "main", "main"]
+
+
+def test_token_is_renewed_before_it_expires(run, server):
+    """A token is dropped just before its expiry, so no call goes out with a dead token."""
+    server.state.configure(token_ttl_seconds=2)
+    assert run("trafik_quote", samples.TRAFIK).ok
+    time.sleep(1.85)  # inside Çınar's 2 s, past the margin kept before it
+
+    assert run("trafik_quote", samples.TRAFIK).ok
+
+    assert server.state.counts()["received"] == {"token": 2, "trafik_quote": 2}
+    assert not cinar_attempts().filter(provider_code="AUTH_TOKEN_EXPIRED").exists()
+
+
+def test_token_expired_mid_run_is_renewed_and_resent_once_without_a_retry(run, server):
+    """AUTH_TOKEN_EXPIRED: new token, same call again inside one engine attempt."""
+    run("trafik_quote", samples.TRAFIK)  # a cached token the insurer will now call expired
+    server.state.add_faults([{"operation": "trafik_quote", "fault": "error", "code": "AUTH_TOKEN_EXPIRED"}])
+
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.attempts == 1
+    assert server.state.counts()["received"] == {"token": 2, "trafik_quote": 3}
+    last_run = list(cinar_attempts().values_list("call", "provider_code", "attempt_no"))[2:]
+    assert last_run == [("main", "AUTH_TOKEN_EXPIRED", 1), ("token", "", 1), ("main", "", 1)]
+    assert_calls_match_attempts(server)
+
+
+def test_token_expired_twice_is_a_permanent_auth_failure(run, server):
+    """A fresh token refused as expired too is not renewed again: auth, permanent, one attempt."""
+    server.state.add_faults([{"operation": "trafik_quote", "fault": "error", "code": "AUTH_TOKEN_EXPIRED", "times": 5}])
+
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert outcome.error.kind is ErrorKind.AUTH and outcome.error.provider_code == "AUTH_TOKEN_EXPIRED"
+    assert outcome.attempts == 1
+    assert server.state.counts()["received"] == {"token": 2, "trafik_quote": 2}
+    assert_calls_match_attempts(server)
+
+
+def test_wrong_client_secret_fails_at_the_token_call(run, server, endpoint_for):
+    """Bad credentials: the token call's AUTH_INVALID_CLIENT is the operation's failure, sent once."""
+    endpoint = replace(endpoint_for("cinar"), credentials={"client_id": "acente1", "client_secret": "wrong"})
+
+    outcome = run("trafik_quote", samples.TRAFIK, endpoint=endpoint)
+
+    assert (outcome.error.error_class, outcome.error.kind) == (ErrorClass.PERMANENT, ErrorKind.AUTH)
+    assert outcome.error.provider_code == "AUTH_INVALID_CLIENT"
+    assert outcome.attempts == 1
+    assert server.state.counts()["received"] == {"token": 1}
+    assert list(cinar_attempts().values_list("call", flat=True)) == ["token"]
+
+
+def test_throttled_token_call_waits_and_the_operation_succeeds(run, server, recording_sleep):
+    """A gateway throttle on the token endpoint is honoured like any other throttle."""
+    server.state.add_faults([{"operation": "token", "fault": "throttle", "wait_seconds": 1}])
+
+    outcome = run("trafik_quote", samples.TRAFIK, sleep=recording_sleep)
+
+    assert outcome.ok, outcome.to_json()
+    assert recording_sleep.waits and recording_sleep.waits[0] >= 0.9
+    first = cinar_attempts().first()
+    assert (first.call, first.provider_code, first.error_kind) == ("token", "503", "throttled")
+    assert first.wait_reason == "signal:Retry-After"
+    assert_calls_match_attempts(server)
+
+
+def test_concurrent_threads_share_one_token_fetch(server, endpoint_for):
+    """Workers run calls in threads: the first calls of one client wait for a single token fetch."""
+    endpoint = endpoint_for("cinar")
+    results: list[Any] = []
+
+    def quote() -> None:
+        channel = Channel(
+            base_url=endpoint.base_url,
+            context=CallContext(insurer_code="cinar", operation="trafik_quote"),
+            recorder=BufferedRecorder(),
+            error_table=cinar.ERROR_TABLE,
+        )
+        results.append(
+            cinar.CinarAdapter(channel=channel, credentials=endpoint.credentials).trafik_quote(samples.TRAFIK)
+        )
+
+    threads = [threading.Thread(target=quote) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+
+    assert len(results) == 8
+    assert server.state.counts()["received"] == {"token": 1, "trafik_quote": 8}
+
+
+# --- error table -------------------------------------------------------------------------------
+
+ERROR_CASES = [
+    # code, class, kind, attempts (trafik: 3 tries at most; unknown codes: 2)
+    ("VAL_PLAKA", ErrorClass.PERMANENT, ErrorKind.VALIDATION, 1),
+    ("VAL_KIMLIK", ErrorClass.PERMANENT, ErrorKind.VALIDATION, 1),
+    ("AUTH_INVALID_CLIENT", ErrorClass.PERMANENT, ErrorKind.AUTH, 1),
+    ("BIZ_NOT_ELIGIBLE", ErrorClass.PERMANENT, ErrorKind.BUSINESS_REJECT, 1),
+    ("BIZ_RISK_DECLINED", ErrorClass.PERMANENT, ErrorKind.BUSINESS_REJECT, 1),
+    ("BIZ_QUOTE_EXPIRED", ErrorClass.PERMANENT, ErrorKind.EXPIRED, 1),
+    ("SYS_BUSY", ErrorClass.RETRYABLE, ErrorKind.UNAVAILABLE, 3),
+    ("SYS_MAINTENANCE", ErrorClass.RETRYABLE, ErrorKind.UNAVAILABLE, 3),
+    ("ZZ-999", ErrorClass.UNKNOWN, ErrorKind.UNCLASSIFIED, 2),
+]
+
+
+@pytest.mark.parametrize(("code", "error_class", "kind", "attempts"), ERROR_CASES)
+def test_error_code_is_classified(run, server, code, error_class, kind, attempts):
+    """Every errorCode of Çınar's table maps to its class and kind, and is tried as its class allows."""
+    server.state.add_faults(
+        [{"operation": "trafik_quote", "fault": "error", "code": code, "times": 10, "wait_seconds": 0.2}]
+    )
+
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert outcome.error is not None
+    assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (error_class, kind, code)
+    assert outcome.attempts == attempts
+    assert server.state.counts()["received"]["trafik_quote"] == attempts
+    assert_calls_match_attempts(server)
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("BIZ_NOT_ELIGIBLE", "Araç teminata uygun değil"),
+        ("BIZ_RISK_DECLINED", "Risk kabul edilmedi"),
+        ("BIZ_QUOTE_EXPIRED", "Teklifin süresi dolmuş"),
+    ],
+)
+def test_business_refusal_shows_turkish_message(run, server, code, message):
+    """An agent reads a business refusal in Turkish."""
+    server.state.add_faults([{"operation": "trafik_quote", "fault": "error", "code": code, "reason": "raw text"}])
+
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert outcome.error.agent_message() == message
+
+
+def test_real_validation_error_is_permanent(run):
+    """A plate Çınar rejects itself (VAL_PLAKA) is a validation failure, sent once."""
+    outcome = run("trafik_quote", {**samples.TRAFIK, "plate": "99XYZ1"})
+
+    assert outcome.error.kind is ErrorKind.VALIDATION
+    assert outcome.error.provider_code == "VAL_PLAKA"
+    assert outcome.attempts == 1
+
+
+def test_maintenance_waits_retry_after_seconds(run, server, recording_sleep):
+    """SYS_MAINTENANCE: the wait chosen is at least data.retry_after_seconds, logged as the signal."""
+    server.state.add_faults(
+        [{"operation": "trafik_quote", "fault": "error", "code": "SYS_MAINTENANCE", "wait_seconds": 1}]
+    )
+
+    outcome = run("trafik_quote", samples.TRAFIK, sleep=recording_sleep)
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.attempts == 2
+    assert recording_sleep.waits[0] >= 1.0
+    failed = cinar_attempts().get(ok=False)
+    assert (failed.provider_code, failed.wait_reason) == ("SYS_MAINTENANCE", "signal:retry_after_seconds")
+    assert failed.wait_seconds >= 1.0
+    assert_calls_match_attempts(server)
+
+
+# --- gateway -----------------------------------------------------------------------------------
+
+
+def test_gateway_503_throttle_waits_until_the_retry_after_date(run, server, recording_sleep, monkeypatch):
+    """503 + Retry-After as an HTTP-date: the wait is at least the date's distance, and the retry goes after it."""
+    seen: list[tuple[str, float]] = []
+    real_hint = cinar.hint_from_retry_after
+
+    def spy(value, **kwargs):
+        hint = real_hint(value, **kwargs)
+        seen.append((value, hint.seconds))
+        return hint
+
+    monkeypatch.setattr(cinar, "hint_from_retry_after", spy)
+    server.state.add_faults([{"operation": "trafik_quote", "fault": "throttle", "wait_seconds": 1}])
+
+    outcome = run("trafik_quote", samples.TRAFIK, sleep=recording_sleep)
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.attempts == 2
+    ((header, distance),) = seen
+    retry_at = parsedate_to_datetime(header)
+    assert distance >= 0.5
+    assert recording_sleep.waits[0] >= distance
+    throttled, retried = cinar_attempts().filter(call="main")
+    assert (throttled.provider_code, throttled.error_kind, throttled.http_status) == ("503", "throttled", 503)
+    assert throttled.wait_reason == "signal:Retry-After"
+    assert throttled.wait_seconds >= distance
+    assert retried.started_at >= retry_at
+    assert server.state.counts()["throttled"] == {"trafik_quote": 1}
+    assert_calls_match_attempts(server)
+
+
+def test_gateway_503_without_retry_after_is_unavailable(run, server):
+    """A 503 page with no Retry-After is the backend being down, not a throttle."""
+    server.state.add_faults([{"operation": "trafik_quote", "fault": "html", "http_status": 503, "times": 10}])
+
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert (outcome.error.kind, outcome.error.provider_code) == (ErrorKind.UNAVAILABLE, "503")
+    assert outcome.attempts == 3
+    assert set(cinar_attempts().filter(ok=False).values_list("wait_reason", flat=True)) <= {"backoff:full-jitter", ""}
+
+
+@pytest.mark.parametrize("status", [502, 504])
+def test_gateway_html_page_is_unavailable_and_retried(run, server, status):
+    """502/504 with an HTML body: unavailable, retried, then successful."""
+    server.state.add_faults([{"operation": "trafik_quote", "fault": "html", "http_status": status}])
+
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.attempts == 2
+    failed = cinar_attempts().get(ok=False)
+    assert (failed.provider_code, failed.error_kind, failed.http_status) == (str(status), "unavailable", status)
+    assert_calls_match_attempts(server)
+
+
+def test_truncated_body_is_unclassified(run, server):
+    """A cut-off JSON answer is an unknown failure, retried under the low cap."""
+    server.state.add_faults([{"operation": "trafik_quote", "fault": "garbage", "times": 10}])
+
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert (outcome.error.kind, outcome.error.provider_code) == (ErrorKind.UNCLASSIFIED, "MALFORMED_BODY")
+    assert outcome.attempts == 2
+
+
+def test_calls_received_equal_attempts_recorded_across_faults(run, server):
+    """Token calls, renewals, gateway pages and retries: every call the insurer saw has one row."""
+    server.state.add_faults(
+        [
+            {"operation": "token", "fault": "html", "http_status": 502},
+            {"operation": "trafik_quote", "fault": "error", "code": "AUTH_TOKEN_EXPIRED"},
+            {"operation": "trafik_quote", "fault": "error", "code": "SYS_BUSY"},
+            {"operation": "kasko_quote", "fault": "reset"},
+        ]
+    )
+
+    assert run("trafik_quote", samples.TRAFIK).ok
+    assert run("kasko_quote", samples.KASKO).ok
+    assert run("dask_address", samples.DASK_ADDRESS).ok
+
+    assert server.state.counts()["received"]["token"] == 3
+    assert_calls_match_attempts(server)
+
+
+# --- issuance ----------------------------------------------------------------------------------
+
+
+def test_reissue_with_same_request_ref_returns_the_first_policy(run, server):
+    """Re-sending with a used request_ref is answered BIZ_DUPLICATE_REQUEST: a success, no new policy."""
+    quote = quote_no(run)
+    data = {"quote_no": quote, "payment_token": samples.PAYMENT_TOKEN}
+    reference = new_reference()
+    first = run("issue_policy", data, reference=reference)
+
+    again = run("issue_policy", data, reference=reference)
+
+    assert again.ok, again.to_json()
+    assert again.result == Policy(first.result.policy_no, PolicyStatus.ACTIVE)
+    assert server.state.counts()["policies_by_quote"][quote] == [first.result.policy_no]
+    assert cinar_attempts().filter(operation="issue_policy", ok=True).count() == 2
+
+
+def test_duplicate_request_answer_is_the_issued_policy(run, server):
+    """A BIZ_DUPLICATE_REQUEST answer on the first send still names the policy and is not raised."""
+    quote = quote_no(run)
+    server.state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "BIZ_DUPLICATE_REQUEST"}])
+
+    outcome = run(
+        "issue_policy", {"quote_no": quote, "payment_token": samples.PAYMENT_TOKEN}, reference=new_reference()
+    )
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.attempts == 1
+    assert server.state.counts()["policies_by_quote"][quote] == [outcome.result.policy_no]
+
+
+@pytest.mark.parametrize("drop", ["reset", "hang"])
+def test_commit_then_drop_yields_exactly_one_policy(run, server, short_issue_policy, drop):
+    """The answer to a committed issuance is lost: the re-send with the same request_ref finds it, no double."""
+    quote = quote_no(run)
+    server.state.add_faults([{"operation": "issue_policy", "fault": "commit_then_drop", "drop": drop, "seconds": 2}])
+
+    outcome = run(
+        "issue_policy", {"quote_no": quote, "payment_token": samples.PAYMENT_TOKEN}, reference=new_reference()
+    )
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.attempts == 2
+    counts = server.state.counts()
+    assert counts["policies_by_quote"][quote] == [outcome.result.policy_no]
+    assert counts["issued_total"] == 1
+    lost = cinar_attempts().filter(operation="issue_policy", ok=False).get()
+    assert lost.ambiguous
+    assert lost.provider_code == ("CONNECTION_RESET" if drop == "reset" else "READ_TIMEOUT")
+    assert_calls_match_attempts(server)
+
+
+def test_issuance_refusal_creates_no_policy(run, server):
+    """A declined card is a business refusal: one attempt, no policy."""
+    quote = quote_no(run)
+
+    outcome = run("issue_policy", {"quote_no": quote, "payment_token": "tok_declined"}, reference=new_reference())
+
+    assert (outcome.error.kind, outcome.error.provider_code) == (ErrorKind.BUSINESS_REJECT, "BIZ_RISK_DECLINED")
+    assert outcome.attempts == 1
+    assert server.state.counts()["issued_total"] == 0
+
+
+def test_token_answer_without_success_flag_is_read():
+    """The contract's token answer is the bare `{access_token, expires_in}` object; the sandbox adds `success`."""
+    from requests.structures import CaseInsensitiveDict
+
+    from integrations.channel import Reply
+
+    reply = Reply(
+        200, CaseInsensitiveDict({"Content-Type": "application/json"}), b'{"access_token": "t", "expires_in": 300}'
+    )
+
+    assert cinar._read_token(reply) == ("t", 300.0)

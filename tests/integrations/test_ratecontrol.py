@@ -1,0 +1,86 @@
+"""The send-rate control law and the retry budget rule, on their own (no clock, no network)."""
+
+from __future__ import annotations
+
+import pytest
+
+from integrations.ratecontrol import (
+    BUDGET_MIN_RETRIES,
+    Window,
+    adjusted_rate,
+    gcra_reserve,
+    rate_ceiling,
+    retry_allowed,
+)
+
+
+def simulate(true_rate: float, ceiling: float, *, seconds: int = 900, warmup: int = 120, threshold: float = 0.02):
+    """A fluid model in 0.1 s steps: we send at `rate`; the insurer accepts up to `true_rate`.
+
+    Windows close by the platform's own rule (`Window.is_closed`). Returns (goodput as a share
+    of `true_rate`, share of calls throttled), measured after `warmup` seconds.
+    """
+    step = 0.1
+    rate, sent, accepted, throttled = ceiling, 0.0, 0.0, 0.0
+    window_sent = window_throttled = window_seconds = 0.0
+    for tick in range(int(seconds / step)):
+        ok = min(rate, true_rate) * step
+        if tick * step >= warmup:
+            sent, accepted, throttled = sent + rate * step, accepted + ok, throttled + (rate * step - ok)
+        window_sent += rate * step
+        window_throttled += rate * step - ok
+        window_seconds += step
+        window = Window(attempts=window_sent, throttled=window_throttled, seconds=window_seconds)
+        if window.is_closed():
+            rate = adjusted_rate(rate, window, floor=0.5, ceiling=ceiling, threshold=threshold)
+            window_sent = window_throttled = window_seconds = 0.0
+    return accepted / (true_rate * (seconds - warmup)), throttled / sent
+
+
+def test_pacing_under_a_correct_contract_never_throttles():
+    """Knowing the contract, we send just under it: about 98 % goodput and no throttles."""
+    ceiling = rate_ceiling(policy_ceiling=50.0, contracted_rate=10.0)
+    goodput, throttled = simulate(true_rate=10.0, ceiling=ceiling)
+    assert goodput >= 0.97 and throttled == 0.0
+
+
+@pytest.mark.parametrize("true_rate", [2.0, 5.0, 8.0, 9.5])
+def test_insurer_below_its_contract_is_found_and_held(true_rate):
+    """When the insurer accepts less than the contract, the rate settles just under what it accepts."""
+    goodput, throttled = simulate(true_rate=true_rate, ceiling=rate_ceiling(policy_ceiling=50.0, contracted_rate=10.0))
+    assert goodput >= 0.95
+    assert throttled <= 0.02
+
+
+def test_throttled_window_cuts_at_least_ten_percent():
+    """Drop fast: any window over the threshold cuts the rate by at least 5 %."""
+    window = Window(attempts=100, throttled=3, seconds=2.0)
+    assert adjusted_rate(10.0, window, floor=0.5, ceiling=10.0, threshold=0.02) <= 9.5
+
+
+def test_clean_window_rises_by_a_small_step():
+    """Rise slowly: a clean window adds one percent."""
+    window = Window(attempts=100, throttled=0, seconds=2.0)
+    assert adjusted_rate(5.0, window, floor=0.5, ceiling=10.0, threshold=0.02) == pytest.approx(5.05)
+
+
+def test_rate_stays_within_floor_and_ceiling():
+    """Whatever the window, the rate stays between the admin's floor and the ceiling."""
+    assert adjusted_rate(1.0, Window(10, 10, 1.0), floor=0.5, ceiling=10.0, threshold=0.02) == 0.5
+    assert adjusted_rate(10.0, Window(10, 0, 1.0), floor=0.5, ceiling=10.0, threshold=0.02) == 10.0
+
+
+def test_gcra_spaces_calls_evenly():
+    """Back-to-back reservations are spaced by 1/rate."""
+    tat, waits = 0.0, []
+    for _ in range(5):
+        wait, tat = gcra_reserve(tat, now=100.0, rate=4.0)
+        waits.append(wait)
+    assert waits == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])
+
+
+def test_retry_budget_is_a_share_of_first_successes_plus_an_allowance():
+    """Retries are allowed up to ratio × successful first attempts, plus a small allowance."""
+    assert retry_allowed(retries=BUDGET_MIN_RETRIES + 19, first_successes=100, ratio=0.2)
+    assert not retry_allowed(retries=BUDGET_MIN_RETRIES + 20, first_successes=100, ratio=0.2)
+    assert not retry_allowed(retries=BUDGET_MIN_RETRIES, first_successes=0, ratio=0.2)
