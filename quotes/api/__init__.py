@@ -1,0 +1,1 @@
+"""The REST API (Django REST framework): the quote desk for other front ends."""

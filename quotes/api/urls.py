@@ -1,0 +1,25 @@
+"""Routes under /api/. Ids are taken as text and checked in the view, so a malformed id answers
+a JSON 404 like an unknown one rather than Django's HTML page."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from quotes.api import views
+
+app_name = "api"
+
+urlpatterns = [
+    path("quote-requests/", views.QuoteRequestsApi.as_view(), name="quote-requests"),
+    path("quote-requests/<str:public_id>/", views.QuoteRequestDetailApi.as_view(), name="quote-request-detail"),
+    path(
+        "insurer-quotes/<str:insurer_quote_id>/issue/",
+        views.InsurerQuoteIssueApi.as_view(),
+        name="insurer-quote-issue",
+    ),
+    path("issuances/<str:issuance_id>/", views.IssuanceDetailApi.as_view(), name="issuance-detail"),
+    path("policies/", views.PolicyListApi.as_view(), name="policies"),
+    path("auth/token/", views.TokenObtainApi.as_view(), name="auth-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # Swagger UI, for trying calls by hand; its assets come from a CDN (no sidecar package).
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+]

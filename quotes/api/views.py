@@ -1,0 +1,308 @@
+"""The quote desk for other front ends: one API per operation, each a few lines over a service.
+
+Every read goes through `quotes.selectors`, so an agent only ever reaches their own agency's
+objects; another agency's id answers 404 exactly like an unknown one. Errors are DRF's shapes:
+400 `{"field": ["message"]}` (fields inside `data` nested under `data`), and
+`{"detail": "message"}` for 401/403/404/409.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from integrations.models import PRODUCT_CHOICES
+from quotes import selectors
+from quotes.api.serializers import (
+    NOT_AUTHENTICATED,
+    NOT_FOUND,
+    DetailSerializer,
+    IssuanceSerializer,
+    PolicySerializer,
+    QuoteRequestListItemSerializer,
+    QuoteRequestSerializer,
+    field_errors,
+    paginated,
+    quote_request_data,
+)
+from quotes.models import InsurerQuote, Issuance, QuoteRequest
+from quotes.services.issuance import IssuanceRefused, issuance_start
+from quotes.services.quote_requests import (
+    InputInvalid,
+    NoInsurerAvailable,
+    quote_request_close_overdue,
+    quote_request_create,
+)
+
+# Largest value a database integer key holds: a longer id is unknown, not a database error.
+_MAX_PK = 2**63 - 1
+# ASCII digits only: int() would also read Arabic-Indic and other Unicode digits.
+_PK_RE = re.compile(r"[0-9]{1,19}")
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "İşlem şu anda yapılamıyor."
+    default_code = "conflict"
+
+
+class Page(LimitOffsetPagination):
+    default_limit = 50
+    max_limit = 200
+
+
+def _pk_or_404(value: str) -> int:
+    if not _PK_RE.fullmatch(value) or not 0 < int(value) <= _MAX_PK:
+        raise exceptions.NotFound()
+    return int(value)
+
+
+def _uuid_or_404(value: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise exceptions.NotFound() from None
+
+
+def _paginated_response(*, queryset, serializer_class, request: Request, view: APIView) -> Response:
+    page = Page()
+    items = page.paginate_queryset(queryset, request, view=view)
+    return page.get_paginated_response(serializer_class(items, many=True).data)
+
+
+def _path_id(name: str, kind: OpenApiTypes, description: str) -> OpenApiParameter:
+    return OpenApiParameter(name, kind, OpenApiParameter.PATH, description=description)
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", OpenApiTypes.INT, description="Page size (default 50, at most 200)."),
+    OpenApiParameter("offset", OpenApiTypes.INT, description="Items to skip."),
+]
+REQUEST_ID = _path_id("public_id", OpenApiTypes.UUID, "The request's `id` (a UUID).")
+
+
+class QuoteRequestsApi(APIView):
+    """GET lists the agency's requests; POST asks every insurer for a quote."""
+
+    class ListFilterSerializer(serializers.Serializer):
+        search = serializers.CharField(
+            required=False, allow_blank=True, max_length=64, help_text="A plate or a customer's full TCKN/VKN."
+        )
+
+        class Meta:
+            ref_name = "QuoteRequestListFilter"
+
+    class CreateInputSerializer(serializers.Serializer):
+        product = serializers.ChoiceField(choices=PRODUCT_CHOICES)
+        # The fields are checked by the service (one Turkish message per field), not here.
+        data = serializers.DictField(
+            help_text=(
+                "The product's fields. trafik: plate, owner_id, registration_serial, usage "
+                "(private|commercial|taxi). kasko: trafik's fields and model_year, brand_code, model_code "
+                "(3-digit strings). dask: uavt_code, construction_type (reinforced_concrete|masonry|other), "
+                "construction_year, floor_count, gross_m2, damage_status (none|minor|heavy), owner_id."
+            )
+        )
+
+        class Meta:
+            ref_name = "QuoteRequestCreateInput"
+
+    @extend_schema(
+        operation_id="quote_requests_list",
+        summary="List quote requests",
+        parameters=[ListFilterSerializer, *PAGE_PARAMETERS],
+        responses={
+            200: paginated(QuoteRequestListItemSerializer, name="PaginatedQuoteRequestList"),
+            400: field_errors("Bad filter.", {"search": ["Bu alan en fazla 64 karakter olmalıdır."]}),
+            403: NOT_AUTHENTICATED,
+        },
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.ListFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        requests = selectors.quote_request_list(user=request.user, search=filters.validated_data.get("search", ""))
+        return _paginated_response(
+            queryset=requests, serializer_class=QuoteRequestListItemSerializer, request=request, view=self
+        )
+
+    @extend_schema(
+        operation_id="quote_requests_create",
+        summary="Ask every insurer for a quote",
+        description=(
+            "Stores the request with one row per insurer (state QUEUED) and starts the calls in the "
+            "background. Poll GET /api/quote-requests/{id}/ until `complete` is true."
+        ),
+        request=CreateInputSerializer,
+        examples=[
+            OpenApiExample(
+                "Trafik",
+                request_only=True,
+                value={
+                    "product": "trafik",
+                    "data": {
+                        "plate": "34ABC123",
+                        "owner_id": "10000000146",
+                        "registration_serial": "AB123456",
+                        "usage": "private",
+                    },
+                },
+            )
+        ],
+        responses={
+            201: QuoteRequestSerializer,
+            400: field_errors(
+                "Invalid input; nothing was saved.",
+                {"data": {"plate": ["Geçerli bir plaka girin (ör. 34 ABC 123)."]}},
+            ),
+            403: OpenApiResponse(DetailSerializer, description="Not logged in, or the user belongs to no agency."),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.CreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            quote_request = quote_request_create(user=request.user, **serializer.validated_data)
+        except InputInvalid as invalid:
+            raise exceptions.ValidationError(_nest_field_errors(invalid.errors)) from None
+        except NoInsurerAvailable as unavailable:
+            raise exceptions.ValidationError({"product": [str(unavailable)]}) from None
+        except PermissionError as no_agency:
+            raise exceptions.PermissionDenied(str(no_agency)) from None
+        rows = selectors.insurer_quotes_for(request=quote_request)
+        return Response(quote_request_data(quote_request, rows), status=status.HTTP_201_CREATED)
+
+
+def _nest_field_errors(errors: dict[str, str]) -> dict:
+    """The service names input fields bare; the answer mirrors the body, where they sit under `data`."""
+    nested: dict = {}
+    for field, message in errors.items():
+        if field == "product":
+            nested["product"] = [message]
+        else:
+            nested.setdefault("data", {})[field] = [message]
+    return nested
+
+
+class QuoteRequestDetailApi(APIView):
+    @extend_schema(
+        operation_id="quote_requests_retrieve",
+        summary="A quote request with every insurer's result",
+        parameters=[REQUEST_ID],
+        responses={200: QuoteRequestSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, public_id: str) -> Response:
+        try:
+            quote_request = selectors.quote_request_get(user=request.user, public_id=_uuid_or_404(public_id))
+        except QuoteRequest.DoesNotExist:
+            raise exceptions.NotFound() from None
+        quote_request_close_overdue(request=quote_request)
+        rows = selectors.insurer_quotes_for(request=quote_request)
+        return Response(quote_request_data(quote_request, rows))
+
+
+class InsurerQuoteIssueApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        payment_token = serializers.CharField(max_length=200, help_text="The payment provider's card token.")
+
+        class Meta:
+            ref_name = "IssueInput"
+
+    @extend_schema(
+        operation_id="insurer_quotes_issue",
+        summary="Issue a quote (poliçeleştirme)",
+        description=(
+            "Stores the issuance and starts it in the background: 202. Issuing the same quote again "
+            "(a double click, a retry after a lost answer) answers 200 with the issuance already stored, "
+            "never a second policy. Poll GET /api/issuances/{id}/."
+        ),
+        parameters=[
+            _path_id("insurer_quote_id", OpenApiTypes.INT, "The insurer quote's `id` from the request's results.")
+        ],
+        request=InputSerializer,
+        responses={
+            202: OpenApiResponse(IssuanceSerializer, description="Issuance started."),
+            200: OpenApiResponse(IssuanceSerializer, description="This quote's issuance already existed."),
+            400: field_errors("Bad input.", {"payment_token": ["Bu alan zorunludur."]}),
+            403: NOT_AUTHENTICATED,
+            404: NOT_FOUND,
+            409: OpenApiResponse(
+                DetailSerializer,
+                description="The quote cannot be issued: no valid quote, expired, or another quote of the "
+                "same request is being issued.",
+            ),
+        },
+    )
+    def post(self, request: Request, insurer_quote_id: str) -> Response:
+        quote_id = _pk_or_404(insurer_quote_id)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        # Only to pick 200 or 202: the service itself hands back the stored record on a repeat, and
+        # it (not this check) decides whether the user may reach this quote at all.
+        existed = Issuance.objects.filter(insurer_quote_id=quote_id).exists()
+        try:
+            issuance = issuance_start(user=request.user, insurer_quote_id=quote_id, **serializer.validated_data)
+        except InsurerQuote.DoesNotExist:
+            raise exceptions.NotFound() from None
+        except IssuanceRefused as refused:
+            raise Conflict(str(refused)) from None
+        except PermissionError as no_agency:
+            raise exceptions.PermissionDenied(str(no_agency)) from None
+        return Response(
+            IssuanceSerializer(issuance).data, status=status.HTTP_200_OK if existed else status.HTTP_202_ACCEPTED
+        )
+
+
+class IssuanceDetailApi(APIView):
+    @extend_schema(
+        operation_id="issuances_retrieve",
+        summary="An issuance's state",
+        parameters=[_path_id("issuance_id", OpenApiTypes.INT, "The issuance's `id`.")],
+        responses={200: IssuanceSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, issuance_id: str) -> Response:
+        try:
+            issuance = selectors.issuance_get(user=request.user, pk=_pk_or_404(issuance_id))
+        except Issuance.DoesNotExist:
+            raise exceptions.NotFound() from None
+        return Response(IssuanceSerializer(issuance).data)
+
+
+class PolicyListApi(APIView):
+    @extend_schema(
+        operation_id="policies_list",
+        summary="List policies",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(PolicySerializer, name="PaginatedPolicyList"), 403: NOT_AUTHENTICATED},
+    )
+    def get(self, request: Request) -> Response:
+        policies = selectors.policy_list(user=request.user)
+        return _paginated_response(queryset=policies, serializer_class=PolicySerializer, request=request, view=self)
+
+
+class TokenObtainApi(ObtainAuthToken):
+    """DRF's token login. No session authentication here, so a browser's cookie never demands CSRF."""
+
+    authentication_classes = ()
+
+    @extend_schema(
+        operation_id="auth_token_create",
+        summary="Get the user's API token",
+        description="Send it on every call as `Authorization: Token <token>`.",
+        request=AuthTokenSerializer,
+        responses={
+            200: inline_serializer("AuthTokenResponse", fields={"token": serializers.CharField()}),
+            400: field_errors("Wrong username or password.", {"non_field_errors": ["..."]}),
+        },
+    )
+    def post(self, request: Request, *args, **kwargs) -> Response:
+        return super().post(request, *args, **kwargs)

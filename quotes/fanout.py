@@ -1,0 +1,51 @@
+"""A process-wide pool of I/O threads for insurer quote calls.
+
+Quote calls spend their time waiting on insurers, so a worker process must not be blocked on
+one call at a time: the django-q2 task only hands the calls to this pool and returns, and one
+worker process keeps many agents' calls in flight at once. A quote lives for seconds; if the
+process dies, the request's deadline turns the unanswered rows into "Yanıt alınamadı".
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from django.db import close_old_connections, connections
+
+logger = logging.getLogger(__name__)
+
+_pool: ThreadPoolExecutor | None = None
+_lock = threading.Lock()
+
+
+def pool_size() -> int:
+    return int(os.environ.get("QUOTE_IO_THREADS", "64"))
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=pool_size(), thread_name_prefix="quote-io")
+        return _pool
+
+
+def _run_closing_connection(fn: Callable[..., Any], *args: Any) -> Any:
+    close_old_connections()
+    try:
+        return fn(*args)
+    except Exception:
+        logger.exception("quote call %s%r crashed", getattr(fn, "__name__", fn), args)
+        raise
+    finally:
+        # Each pool thread has its own database connection; do not leave it open between calls.
+        connections.close_all()
+
+
+def submit(fn: Callable[..., Any], *args: Any) -> Future:
+    return _executor().submit(_run_closing_connection, fn, *args)

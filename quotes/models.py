@@ -1,0 +1,142 @@
+"""Quote requests, each insurer's answer to one, issuances and the policies they produced."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from integrations.models import PRODUCT_CHOICES, Insurer, InsurerAccount
+from integrations.work import WorkItem
+
+
+class QuoteRequest(models.Model):
+    """An agent's request for one product, fanned out to every active insurer that sells it."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="quote_requests")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    product = models.CharField("ürün", max_length=16, choices=PRODUCT_CHOICES)
+    # The validated input in platform field names; identity numbers are masked wherever shown.
+    input_data = models.JSONField()
+    plate = models.CharField(max_length=16, blank=True, db_index=True)
+    owner_id = models.CharField(max_length=11, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # After this instant an insurer that has not answered is shown as "Yanıt alınamadı".
+    deadline_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "teklif talebi"
+        verbose_name_plural = "teklif talepleri"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.product} {self.public_id}"
+
+
+class InsurerQuote(models.Model):
+    """One insurer's answer (or lack of one) to a quote request."""
+
+    class State(models.TextChoices):
+        QUEUED = "QUEUED", "Sırada"
+        RUNNING = "RUNNING", "Soruluyor"
+        RETRYING = "RETRYING", "Tekrar deneniyor"
+        SUCCEEDED = "SUCCEEDED", "Teklif geldi"
+        FAILED = "FAILED", "Reddedildi"
+        NO_ANSWER = "NO_ANSWER", "Yanıt alınamadı"
+
+    FINAL_STATES = (State.SUCCEEDED, State.FAILED, State.NO_ANSWER)
+
+    request = models.ForeignKey(QuoteRequest, on_delete=models.CASCADE, related_name="insurer_quotes")
+    insurer = models.ForeignKey(Insurer, on_delete=models.PROTECT, related_name="+")
+    account = models.ForeignKey(InsurerAccount, on_delete=models.PROTECT, related_name="+")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    attempt = models.PositiveSmallIntegerField(default=0)
+    max_attempts = models.PositiveSmallIntegerField(default=1)
+    quote_no = models.CharField(max_length=64, blank=True)
+    premium = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    currency = models.CharField(max_length=3, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    error_class = models.CharField(max_length=16, blank=True)
+    error_kind = models.CharField(max_length=32, blank=True)
+    provider_code = models.CharField(max_length=64, blank=True)
+    message = models.CharField("gerekçe", max_length=300, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "şirket teklifi"
+        verbose_name_plural = "şirket teklifleri"
+        constraints = [models.UniqueConstraint(fields=["request", "insurer"], name="one_answer_per_insurer")]
+
+    def __str__(self) -> str:
+        return f"{self.insurer.code} {self.quote_no or self.state}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.state in self.FINAL_STATES
+
+
+class Issuance(WorkItem):
+    """Issuing one quote (poliçeleştirme): a durable record stored before the first call.
+
+    `reference` is what the insurer sees on every send and lookup, so a retry, a second tab or
+    a worker that died mid-call can never produce a second policy for this quote.
+    """
+
+    insurer_quote = models.OneToOneField(InsurerQuote, on_delete=models.PROTECT, related_name="issuance")
+    quote_request = models.ForeignKey(QuoteRequest, on_delete=models.PROTECT, related_name="issuances")
+    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="issuances")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    reference = models.CharField(max_length=64, unique=True)
+    # An earlier send may have reached the insurer: the next try must ask for the state first.
+    maybe_sent = models.BooleanField(default=False)
+    policy_no = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        verbose_name = "poliçeleştirme"
+        verbose_name_plural = "poliçeleştirmeler"
+        constraints = [
+            # One live issuance per quote request: the agent picks one insurer's quote.
+            models.UniqueConstraint(
+                fields=["quote_request"], condition=~Q(state="FAILED"), name="one_live_issuance_per_request"
+            ),
+        ]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="issuance_due_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.reference} {self.state}"
+
+
+class Policy(models.Model):
+    """A policy the platform keeps in sync with its insurer every night."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "ACTIVE", "Yürürlükte"
+        CANCELLED = "CANCELLED", "İptal"
+        EXPIRED = "EXPIRED", "Süresi doldu"
+
+    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="policies")
+    insurer = models.ForeignKey(Insurer, on_delete=models.PROTECT, related_name="policies")
+    account = models.ForeignKey(InsurerAccount, on_delete=models.PROTECT, related_name="policies")
+    product = models.CharField(max_length=16, choices=PRODUCT_CHOICES)
+    policy_no = models.CharField("poliçe no", max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    issuance = models.OneToOneField(Issuance, null=True, blank=True, on_delete=models.PROTECT, related_name="policy")
+    plate = models.CharField(max_length=16, blank=True)
+    owner_id = models.CharField(max_length=11, blank=True)
+    premium = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    issued_at = models.DateTimeField(auto_now_add=True)
+    last_synced_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "poliçe"
+        verbose_name_plural = "poliçeler"
+        constraints = [models.UniqueConstraint(fields=["insurer", "policy_no"], name="policy_no_unique_per_insurer")]
+        ordering = ["-issued_at"]
+
+    def __str__(self) -> str:
+        return f"{self.insurer.code}:{self.policy_no}"

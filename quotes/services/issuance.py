@@ -1,0 +1,191 @@
+"""Poliçeleştirme: issue a chosen quote exactly once, whatever fails on the way.
+
+The `Issuance` record, with its reference, is stored before the first call; a double click,
+a second tab or a retry finds that record instead of making another. Each try is one call
+(the record's state machine is the only retry layer), and every try after one that may have
+reached the insurer asks the insurer for the state before sending again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from integrations.policies import policy_for
+from integrations.services.calls import endpoint_for_account, insurer_operation_run, new_reference
+from integrations.services.work import (
+    retry_may_go,
+    work_claim,
+    work_mark_failed,
+    work_mark_retry,
+    work_mark_submitted,
+    work_postpone,
+    work_promote_due,
+    work_promote_one,
+    work_reclaim_expired,
+    work_replay,
+)
+from integrations.taxonomy import ErrorClass
+from integrations.work import WorkState
+from quotes.models import InsurerQuote, Issuance, Policy
+from quotes.services.quote_requests import agency_of
+
+logger = logging.getLogger(__name__)
+
+# A worker keeps a record through retries whose wait is this short, instead of leaving it to the pump.
+INLINE_RETRY_MAX_WAIT = 10.0
+# Margin on top of the issuance deadline before a silent worker's lease is taken back.
+LEASE_MARGIN_SECONDS = 30.0
+# How long a retry waits when the insurer's retry budget is spent.
+BUDGET_WAIT_SECONDS = 5.0
+
+
+class IssuanceRefused(Exception):
+    """The platform will not issue this quote; the message is for the agent, in Turkish."""
+
+
+def issuance_start(*, user: AbstractBaseUser, insurer_quote_id: int, payment_token: str) -> Issuance:
+    """The agent confirmed: store the issuance (or find the one already started) and queue it."""
+    quote = (
+        InsurerQuote.objects.select_related("request", "insurer")
+        .filter(pk=insurer_quote_id)
+        .filter(**({} if user.is_staff else {"request__agency": agency_of(user)}))
+        .get()
+    )
+    existing = Issuance.objects.filter(insurer_quote=quote).first()
+    if existing is not None:
+        return existing
+    if quote.state != InsurerQuote.State.SUCCEEDED:
+        raise IssuanceRefused("Bu şirketten geçerli bir teklif yok.")
+    if quote.valid_until is None or quote.valid_until <= timezone.now():
+        raise IssuanceRefused("Teklifin süresi dolmuş. Lütfen yeni teklif alın.")
+    if not payment_token or not str(payment_token).strip():
+        raise IssuanceRefused("Ödeme bilgisi eksik.")
+    try:
+        with transaction.atomic():
+            issuance = Issuance.objects.create(
+                insurer_quote=quote,
+                quote_request=quote.request,
+                agency=quote.request.agency,
+                requested_by=user,
+                reference=new_reference("IH"),
+                payload={"quote_no": quote.quote_no, "payment_token": str(payment_token).strip()},
+            )
+            transaction.on_commit(lambda: _enqueue(issuance.pk))
+    except IntegrityError:
+        # Two clicks raced: the other one stored it first. Hand back that one.
+        existing = Issuance.objects.filter(insurer_quote=quote).first()
+        if existing is not None:
+            return existing
+        raise IssuanceRefused("Bu teklif talebi için başka bir poliçeleştirme zaten sürüyor.") from None
+    return issuance
+
+
+def _enqueue(issuance_id: int) -> None:
+    from django_q.tasks import async_task
+
+    async_task("quotes.tasks.issuance_process", issuance_id, task_name=f"issuance-{issuance_id}")
+
+
+def issuance_process(issuance_id: int) -> str:
+    """Take the record through as many tries as are due now; returns the state it was left in."""
+    issuance = Issuance.objects.select_related("insurer_quote__account__insurer").get(pk=issuance_id)
+    account = issuance.insurer_quote.account
+    policy = policy_for(account.insurer.code, "issue_policy")
+    lease = policy.deadline + LEASE_MARGIN_SECONDS
+    while True:
+        if not work_claim(Issuance, issuance_id, lease_seconds=lease):
+            return Issuance.objects.get(pk=issuance_id).state
+        issuance.refresh_from_db()
+        state, wait = _one_try(issuance, account, policy)
+        if state != WorkState.PENDING or wait > INLINE_RETRY_MAX_WAIT:
+            return state
+        time.sleep(max(wait, 0.0) + 0.01)
+        if not work_promote_one(Issuance, issuance_id):
+            return Issuance.objects.get(pk=issuance_id).state
+
+
+def _one_try(issuance: Issuance, account: Any, policy: Any) -> tuple[str, float]:
+    if not retry_may_go(issuance, insurer_code=account.insurer.code, policy=policy):
+        # The insurer's retry budget is spent: wait (background work never fails for it).
+        work_postpone(issuance, seconds=BUDGET_WAIT_SECONDS, reason="Yeniden deneme bütçesi dolu; bekleniyor.")
+        return WorkState.PENDING, BUDGET_WAIT_SECONDS
+    resume = issuance.maybe_sent
+    if not resume:
+        # Written before sending: if this worker dies mid-call, the next try looks first.
+        Issuance.objects.filter(pk=issuance.pk).update(maybe_sent=True)
+    outcome = insurer_operation_run(
+        endpoint=endpoint_for_account(account),
+        operation="issue_policy",
+        data=issuance.payload,
+        product=issuance.quote_request.product,
+        reference=issuance.reference,
+        resume_issuance=resume,
+        attempt_limit=1,
+        attempt_offset=issuance.attempts,
+    )
+    if outcome.ok:
+        _store_policy(issuance, account, outcome.result.policy_no, outcome.result.status.value)
+        return WorkState.SUBMITTED, 0.0
+    error = outcome.error
+    if error.error_class is ErrorClass.PERMANENT:
+        work_mark_failed(issuance, error=error)
+        return WorkState.FAILED, 0.0
+    state = work_mark_retry(issuance, error=error, policy=policy, attempt_cap=policy.max_attempts)
+    if state is None:
+        return Issuance.objects.get(pk=issuance.pk).state, 0.0
+    due = Issuance.objects.values_list("next_attempt_at", flat=True).get(pk=issuance.pk)
+    wait = (due - timezone.now()).total_seconds() if due else 0.0
+    return state, wait
+
+
+@transaction.atomic
+def _store_policy(issuance: Issuance, account: Any, policy_no: str, status: str) -> None:
+    if not work_mark_submitted(issuance, policy_no=policy_no):
+        return
+    request = issuance.quote_request
+    Policy.objects.get_or_create(
+        insurer=account.insurer,
+        policy_no=policy_no,
+        defaults={
+            "agency": issuance.agency,
+            "account": account,
+            "product": request.product,
+            "status": status,
+            "issuance": issuance,
+            "plate": request.plate,
+            "owner_id": request.owner_id,
+            "premium": issuance.insurer_quote.premium,
+        },
+    )
+
+
+def issuance_replay(queryset: QuerySet[Issuance]) -> list[int]:
+    """Send dead issuances back to the queue, oldest first, after a fix.
+
+    A FAILED issuance was refused for good by the insurer under its reference, which now names
+    that refusal there (Deniz and Anka would answer with it again): it gets a new reference.
+    A DEFERRED one may have reached the insurer, so it keeps its reference and, since
+    `maybe_sent` stays set, its next try asks the insurer before sending.
+    """
+    failed = list(queryset.filter(state=WorkState.FAILED).values_list("pk", flat=True))
+    for pk in failed:
+        Issuance.objects.filter(pk=pk, state=WorkState.FAILED).update(reference=new_reference("IH"), maybe_sent=False)
+    replayed = work_replay(queryset)
+    for issuance_id in replayed:
+        _enqueue(issuance_id)
+    return replayed
+
+
+def issuance_pump() -> list[int]:
+    """Take back dead workers' records and queue those whose wait is over (run every few seconds)."""
+    ids = work_reclaim_expired(Issuance) + work_promote_due(Issuance)
+    for issuance_id in ids:
+        _enqueue(issuance_id)
+    return ids

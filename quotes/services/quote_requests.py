@@ -1,0 +1,208 @@
+"""Asking every insurer for a quote at once, and keeping each answer as it lands."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from agencies.models import Agency
+from integrations.engine import Outcome
+from integrations.models import InsurerAccount
+from integrations.operations import QUOTE_OPERATION, Operation, Product
+from integrations.policies import policy_for
+from integrations.services.calls import endpoint_for_account, insurer_operation_run
+from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError
+from integrations.validators import validate_fields
+from quotes.models import InsurerQuote, QuoteRequest
+
+logger = logging.getLogger(__name__)
+
+# Time given beyond the slowest policy deadline for the last answer to be written.
+DEADLINE_GRACE = timedelta(seconds=2)
+
+
+class InputInvalid(Exception):
+    """The agent's input has errors; nothing was saved. `errors` maps field -> Turkish message."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = dict(errors)
+
+
+class NoInsurerAvailable(Exception):
+    """The agency has no active account at any active insurer selling this product."""
+
+
+def agency_of(user: AbstractBaseUser) -> Agency:
+    profile = getattr(user, "agent_profile", None)
+    if profile is None:
+        raise PermissionError("Bu kullanıcı bir acenteye bağlı değil.")
+    return profile.agency
+
+
+def operations_for(product: str) -> list[Operation]:
+    """DASK asks for the address check first, then the quote: two calls, two policies."""
+    if product == Product.DASK:
+        return [Operation.DASK_ADDRESS, Operation.DASK_QUOTE]
+    return [QUOTE_OPERATION[Product(product)]]
+
+
+def _request_deadline(product: str, insurer_codes: list[str]) -> timedelta:
+    seconds = max(
+        (sum(policy_for(code, op.value).deadline for op in operations_for(product)) for code in insurer_codes),
+        default=10.0,
+    )
+    return timedelta(seconds=seconds) + DEADLINE_GRACE
+
+
+def quote_request_create(*, user: AbstractBaseUser, product: str, data: Mapping[str, Any]) -> QuoteRequest:
+    """Validate, then store the request with one row per insurer; the calls start after commit."""
+    if product not in {p.value for p in Product}:
+        raise InputInvalid({"product": "Geçersiz ürün."})
+    agency = agency_of(user)
+    clean, errors = validate_fields(product, data)
+    if errors:
+        raise InputInvalid(errors)
+    accounts = [
+        account
+        for account in InsurerAccount.objects.select_related("insurer").filter(
+            agency=agency, is_active=True, insurer__is_active=True
+        )
+        if account.insurer.sells(product)
+    ]
+    if not accounts:
+        raise NoInsurerAvailable("Bu ürün için tanımlı aktif sigorta şirketi hesabı yok.")
+    now = timezone.now()
+    with transaction.atomic():
+        request = QuoteRequest.objects.create(
+            agency=agency,
+            created_by=user,
+            product=product,
+            input_data=clean,
+            plate=clean.get("plate", ""),
+            owner_id=clean["owner_id"],
+            deadline_at=now + _request_deadline(product, [a.insurer.code for a in accounts]),
+        )
+        InsurerQuote.objects.bulk_create(
+            InsurerQuote(
+                request=request,
+                insurer=account.insurer,
+                account=account,
+                max_attempts=policy_for(account.insurer.code, operations_for(product)[-1].value).max_attempts,
+            )
+            for account in accounts
+        )
+        transaction.on_commit(lambda: _enqueue_dispatch(request.pk))
+    return request
+
+
+def _enqueue_dispatch(request_id: int) -> None:
+    from django_q.tasks import async_task
+
+    async_task("quotes.tasks.quote_request_dispatch", request_id, task_name=f"quote-request-{request_id}")
+
+
+def quote_request_dispatch(request_id: int) -> int:
+    """Hand every insurer's call to the I/O pool; returns at once (the worker is not blocked)."""
+    from quotes import fanout
+
+    ids = list(
+        InsurerQuote.objects.filter(request_id=request_id, state=InsurerQuote.State.QUEUED).values_list("id", flat=True)
+    )
+    for insurer_quote_id in ids:
+        fanout.submit(insurer_quote_fetch, insurer_quote_id)
+    return len(ids)
+
+
+def _claim(insurer_quote_id: int) -> bool:
+    """QUEUED -> RUNNING for exactly one caller, even if the dispatch ran twice."""
+    return bool(
+        InsurerQuote.objects.filter(id=insurer_quote_id, state=InsurerQuote.State.QUEUED).update(
+            state=InsurerQuote.State.RUNNING, attempt=1, started_at=timezone.now()
+        )
+    )
+
+
+def insurer_quote_fetch(insurer_quote_id: int) -> None:
+    """Ask one insurer (address check first for DASK) and store what it said."""
+    if not _claim(insurer_quote_id):
+        return
+    row = InsurerQuote.objects.select_related("request", "account__insurer").get(id=insurer_quote_id)
+    endpoint = endpoint_for_account(row.account)
+    data = dict(row.request.input_data)
+    outcome: Outcome | None = None
+    for operation in operations_for(row.request.product):
+        max_attempts = policy_for(endpoint.insurer_code, operation.value).max_attempts
+        InsurerQuote.objects.filter(id=row.id).update(attempt=1, max_attempts=max_attempts)
+
+        def on_retry(attempt_no: int, error: InsurerError, wait: float, *, _max: int = max_attempts) -> None:
+            InsurerQuote.objects.filter(
+                id=row.id, state__in=[InsurerQuote.State.RUNNING, InsurerQuote.State.RETRYING]
+            ).update(state=InsurerQuote.State.RETRYING, attempt=attempt_no, max_attempts=max(_max, attempt_no))
+
+        outcome = insurer_operation_run(
+            endpoint=endpoint, operation=operation.value, data=data, product=row.request.product, on_retry=on_retry
+        )
+        if not outcome.ok:
+            break
+        if operation is Operation.DASK_ADDRESS:
+            data["building_id"] = outcome.result.building_id
+    assert outcome is not None
+    _store_outcome(row, outcome)
+
+
+def _store_outcome(row: InsurerQuote, outcome: Outcome) -> None:
+    now = timezone.now()
+    live = InsurerQuote.objects.filter(id=row.id).exclude(state__in=InsurerQuote.FINAL_STATES)
+    if outcome.ok:
+        quote = outcome.result
+        live.update(
+            state=InsurerQuote.State.SUCCEEDED,
+            quote_no=quote.quote_no,
+            premium=quote.premium,
+            currency=quote.currency,
+            valid_until=quote.valid_until,
+            details=quote.details,
+            finished_at=now,
+        )
+        return
+    error = outcome.error
+    assert error is not None
+    no_answer = error.error_class is not ErrorClass.PERMANENT
+    live.update(
+        state=InsurerQuote.State.NO_ANSWER if no_answer else InsurerQuote.State.FAILED,
+        error_class=error.error_class.value,
+        error_kind=error.kind.value,
+        provider_code=error.provider_code[:64],
+        message=(_no_answer_message(error) if no_answer else error.agent_message())[:300],
+        finished_at=now,
+    )
+
+
+def _no_answer_message(error: InsurerError) -> str:
+    if error.kind in (ErrorKind.THROTTLED, ErrorKind.UNAVAILABLE):
+        return "Yanıt alınamadı: şirket yoğun."
+    return "Yanıt alınamadı."
+
+
+def quote_request_close_overdue(*, request: QuoteRequest) -> int:
+    """Past the request's deadline, unanswered insurers are closed as "Yanıt alınamadı"."""
+    if timezone.now() < request.deadline_at:
+        return 0
+    return (
+        InsurerQuote.objects.filter(request=request)
+        .exclude(state__in=InsurerQuote.FINAL_STATES)
+        .update(
+            state=InsurerQuote.State.NO_ANSWER,
+            error_class=ErrorClass.RETRYABLE.value,
+            error_kind=ErrorKind.TIMEOUT.value,
+            message="Yanıt alınamadı.",
+            finished_at=timezone.now(),
+        )
+    )

@@ -1,0 +1,177 @@
+"""Poliçeleştirme: exactly one policy per quote, whatever the clicks, faults or dead workers."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from integrations.models import Insurer, OperationPolicy
+from integrations.policies import clear_policy_cache
+from integrations.services.work import work_reclaim_expired
+from quotes.models import InsurerQuote, Issuance, Policy
+from quotes.services import issuance as svc
+from quotes.services import quote_requests
+from tests import samples
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def quick_issuance_policy(seeded_accounts):
+    """Short timeouts and waits, so lost answers and retries resolve within a second or two."""
+    for insurer in Insurer.objects.all():
+        OperationPolicy.objects.update_or_create(
+            insurer=insurer,
+            operation="issue_policy",
+            defaults={
+                "max_attempts": 3,
+                "base_delay": 0.05,
+                "max_delay": 0.2,
+                "deadline": 10.0,
+                "attempt_timeout": 1.0,
+            },
+        )
+    clear_policy_cache()
+    yield
+    clear_policy_cache()
+
+
+def quoted(agents, code: str) -> InsurerQuote:
+    request = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    row = request.insurer_quotes.get(insurer__code=code)
+    quote_requests.insurer_quote_fetch(row.id)
+    row.refresh_from_db()
+    assert row.state == "SUCCEEDED"
+    return row
+
+
+def start(agents, row: InsurerQuote) -> Issuance:
+    return svc.issuance_start(user=agents["ACENTE1"], insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN)
+
+
+@pytest.mark.parametrize("code", ["anka", "bogazici", "cinar", "deniz"])
+def test_issuance_stores_the_policy(agents, sandbox, quick_issuance_policy, code):
+    """A confirmed quote becomes a policy, stored for the nightly sync."""
+    issuance = start(agents, quoted(agents, code))
+    assert svc.issuance_process(issuance.pk) == "SUBMITTED"
+    issuance.refresh_from_db()
+    policy = Policy.objects.get(issuance=issuance)
+    assert policy.policy_no == issuance.policy_no and policy.status == "ACTIVE"
+    assert sandbox[code].state.counts()["issued_total"] == 1
+
+
+def test_double_click_gives_the_same_issuance(agents, sandbox, quick_issuance_policy):
+    """Starting twice (double click, second tab) returns the record already stored."""
+    row = quoted(agents, "bogazici")
+    first, second = start(agents, row), start(agents, row)
+    assert first.pk == second.pk and first.reference == second.reference
+    assert Issuance.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_never_both_send(agents, sandbox, quick_issuance_policy):
+    """Two workers processing the same record at once: one claims it, one policy at the insurer."""
+    issuance = start(agents, quoted(agents, "bogazici"))
+    threads = [threading.Thread(target=svc.issuance_process, args=(issuance.pk,)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sandbox["bogazici"].state.counts()["issued_total"] == 1
+
+
+def test_expired_quote_is_refused_clearly(agents, sandbox):
+    """A quote past its validity is refused with a Turkish message, and nothing is stored."""
+    row = quoted(agents, "anka")
+    InsurerQuote.objects.filter(pk=row.pk).update(valid_until=timezone.now() - timedelta(minutes=1))
+    with pytest.raises(svc.IssuanceRefused, match="süresi dolmuş"):
+        start(agents, row)
+    assert Issuance.objects.count() == 0
+
+
+def test_other_agency_cannot_issue(agents, sandbox):
+    """Agent of another agency cannot issue this agency's quote (not found)."""
+    row = quoted(agents, "anka")
+    with pytest.raises(InsurerQuote.DoesNotExist):
+        svc.issuance_start(user=agents["ACENTE2"], insurer_quote_id=row.id, payment_token="tok")
+
+
+@pytest.mark.parametrize("code", ["anka", "bogazici", "cinar", "deniz"])
+def test_lost_answer_yields_one_policy(agents, sandbox, quick_issuance_policy, code):
+    """The insurer issued but the answer was lost: the retry finds that policy, never a second."""
+    issuance = start(agents, quoted(agents, code))
+    sandbox[code].state.add_faults([{"operation": "issue_policy", "fault": "commit_then_drop", "drop": "reset"}])
+    assert svc.issuance_process(issuance.pk) == "SUBMITTED"
+    issuance.refresh_from_db()
+    quote_no = issuance.insurer_quote.quote_no
+    assert sandbox[code].state.counts()["policies_by_quote"][quote_no] == [issuance.policy_no]
+    assert issuance.attempts == 2
+
+
+def test_worker_killed_mid_call_is_resumed_with_a_lookup(agents, sandbox, quick_issuance_policy):
+    """A record left IN_FLIGHT by a dead worker is reclaimed; its next try asks Boğaziçi first."""
+    issuance = start(agents, quoted(agents, "bogazici"))
+    sandbox["bogazici"].state.add_faults(
+        [{"operation": "issue_policy", "fault": "commit_then_drop", "drop": "hang", "seconds": 2}]
+    )
+    # Simulate the worker dying right after sending: the record is IN_FLIGHT, marked maybe-sent, lease gone.
+    Issuance.objects.filter(pk=issuance.pk).update(state="IN_FLIGHT", maybe_sent=True, lease_expires_at=timezone.now())
+    from integrations.services.calls import endpoint_for_account, insurer_operation_run
+
+    row = issuance.insurer_quote
+    insurer_operation_run(
+        endpoint=endpoint_for_account(row.account),
+        operation="issue_policy",
+        data=issuance.payload,
+        reference=issuance.reference,
+        attempt_limit=1,
+    )  # the dead worker's send: the policy now exists at the insurer, its answer lost
+    assert work_reclaim_expired(Issuance) == [issuance.pk]
+    assert svc.issuance_process(issuance.pk) == "SUBMITTED"
+    counts = sandbox["bogazici"].state.counts()
+    assert counts["policies_by_quote"][row.quote_no] == [Issuance.objects.get(pk=issuance.pk).policy_no]
+    assert counts["received"]["issue_lookup"] >= 1
+
+
+def test_permanent_refusal_fails_with_context_and_can_be_replayed(agents, sandbox, quick_issuance_policy):
+    """A refusal is FAILED with the raw code and reason kept; after a fix, a replay issues it."""
+    issuance = start(agents, quoted(agents, "deniz"))
+    sandbox["deniz"].state.add_faults([{"operation": "issue_policy", "fault": "reject", "reason": "Ödeme reddedildi"}])
+    assert svc.issuance_process(issuance.pk) == "FAILED"
+    issuance.refresh_from_db()
+    assert issuance.error_class == "permanent" and issuance.provider_code
+    assert issuance.payload["quote_no"] == issuance.insurer_quote.quote_no
+    assert svc.issuance_replay(Issuance.objects.filter(pk=issuance.pk)) == [issuance.pk]
+    replayed = Issuance.objects.get(pk=issuance.pk)
+    assert replayed.reference != issuance.reference  # the insurer's answer to the old one is final
+    assert svc.issuance_process(issuance.pk) == "SUBMITTED"
+
+
+def test_deferred_issuance_is_replayed_with_its_reference(agents, sandbox, quick_issuance_policy):
+    """A DEFERRED issuance may have reached the insurer: its replay keeps the reference and looks first."""
+    issuance = start(agents, quoted(agents, "bogazici"))
+    sandbox["bogazici"].state.add_faults(
+        [
+            {"operation": "issue_policy", "fault": "commit_then_drop", "drop": "reset"},
+            {"operation": "issue_lookup", "fault": "html", "http_status": 502, "times": 4},
+        ]
+    )
+    assert svc.issuance_process(issuance.pk) == "DEFERRED"
+    assert svc.issuance_replay(Issuance.objects.filter(pk=issuance.pk)) == [issuance.pk]
+    assert Issuance.objects.get(pk=issuance.pk).reference == issuance.reference
+    assert svc.issuance_process(issuance.pk) == "SUBMITTED"
+    quote_no = issuance.insurer_quote.quote_no
+    assert len(sandbox["bogazici"].state.counts()["policies_by_quote"][quote_no]) == 1
+
+
+def test_retryable_failures_past_the_cap_are_deferred_for_a_human(agents, sandbox, quick_issuance_policy):
+    """An insurer down for every try: the record is DEFERRED (not lost, not failed), with its context."""
+    issuance = start(agents, quoted(agents, "anka"))
+    sandbox["anka"].state.add_faults([{"operation": "issue_policy", "fault": "html", "http_status": 503, "times": 10}])
+    assert svc.issuance_process(issuance.pk) == "DEFERRED"
+    issuance.refresh_from_db()
+    assert issuance.attempts == 3 and issuance.error_kind == "unavailable"
+    assert sandbox["anka"].state.counts()["received"]["issue_policy"] == 3
