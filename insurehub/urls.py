@@ -7,4 +7,5 @@ urlpatterns = [
     path("giris/", auth_views.LoginView.as_view(), name="login"),
     path("cikis/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("quotes.api.urls")),
+    path("", include("quotes.urls")),
 ]

@@ -111,7 +111,9 @@ def qcluster(worker_env) -> Iterator[subprocess.Popen]:
     if process.poll() is not None:
         raise RuntimeError("qcluster exited at start; see test-artifacts/qcluster.log")
     yield process
-    os.killpg(process.pid, signal.SIGTERM)
+    # SIGTERM to the cluster's main process only: it stops its own workers in a few seconds
+    # (signalling the whole group at once makes django-q2 hang until the timeout).
+    process.terminate()
     try:
         process.wait(timeout=15)
     except subprocess.TimeoutExpired:

@@ -1,0 +1,61 @@
+"""Display helpers for the quote desk: Turkish money, masked identity numbers, row status text."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from django import template
+
+from integrations.operations import PRODUCT_LABELS_TR, Product
+from integrations.validators import mask_identity
+from quotes.models import InsurerQuote
+
+register = template.Library()
+
+_STATE_TEXT = {
+    InsurerQuote.State.QUEUED: "Soruluyor…",
+    InsurerQuote.State.RUNNING: "Soruluyor…",
+}
+
+
+@register.filter
+def try_money(value: object) -> str:
+    """4312.5 -> "4.312,50 ₺", whatever language the browser asked for: agents read lira the Turkish way."""
+    if value is None or value == "":
+        return ""
+    try:
+        amount = Decimal(str(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    except InvalidOperation:
+        return ""
+    text = f"{amount:,.2f}".replace(",", "\0").replace(".", ",").replace("\0", ".")
+    return f"{text} ₺"
+
+
+@register.filter
+def product_label(code: str) -> str:
+    """ "trafik" -> "Trafik", "dask" -> "DASK": the stored product choices carry no display names."""
+    try:
+        return PRODUCT_LABELS_TR[Product(code)]
+    except ValueError:
+        return str(code)
+
+
+@register.filter
+def masked(value: object) -> str:
+    """KVKK: an identity number on a screen keeps only enough to tell two customers apart."""
+    return mask_identity(value)
+
+
+@register.filter
+def quote_status(row: InsurerQuote) -> str:
+    """The words an agent sees for one insurer's row (a successful row shows its premium instead)."""
+    if row.state == InsurerQuote.State.SUCCEEDED:
+        return try_money(row.premium)
+    if row.state == InsurerQuote.State.RETRYING:
+        return f"Tekrar deneniyor ({row.attempt}/{row.max_attempts})"
+    if row.state == InsurerQuote.State.FAILED:
+        return row.message or "Şirket teklif vermedi."
+    if row.state == InsurerQuote.State.NO_ANSWER:
+        # The service words it ("Yanıt alınamadı: şirket yoğun."); the bare phrase is the fallback.
+        return row.message or "Yanıt alınamadı"
+    return _STATE_TEXT.get(row.state, row.get_state_display())

@@ -1,0 +1,17 @@
+"""The agent's quote desk pages (Turkish paths, like giris/ and cikis/)."""
+
+from django.urls import path
+
+from quotes import views
+
+urlpatterns = [
+    path("", views.quote_request_new, name="home"),
+    path("teklif/yeni/<slug:product>/", views.quote_request_new, name="quote_request_new"),
+    path("talepler/", views.quote_request_list, name="quote_request_list"),
+    path("talepler/<uuid:public_id>/", views.quote_request_detail, name="quote_request_detail"),
+    path("talepler/<uuid:public_id>/sonuclar/", views.quote_request_results, name="quote_request_results"),
+    path("teklifler/<int:pk>/policelestir/", views.issuance_confirm, name="issuance_confirm"),
+    path("policelestirme/<int:pk>/", views.issuance_detail, name="issuance_detail"),
+    path("policelestirme/<int:pk>/durum/", views.issuance_status, name="issuance_status"),
+    path("policeler/", views.policy_list, name="policy_list"),
+]
