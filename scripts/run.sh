@@ -12,6 +12,7 @@ mkdir -p var
 
 $PY manage.py migrate --noinput
 $PY manage.py seed_demo
+$PY manage.py ensure_schedules
 
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }

@@ -2,7 +2,8 @@
 # The one test command (README; `.ci/run` calls it). Installs what the tests need (Python
 # packages in .venv; Chromium, Redis and PostgreSQL from Debian's packages), then runs:
 #   1. the whole suite on the embedded default (SQLite, ORM broker);
-#   2. the scale-out suite (-m scaleout) on PostgreSQL with Redis as broker and shared state.
+#   2. the scale-out and chaos suites (-m "scaleout or chaos") on PostgreSQL, with Redis as
+#      django-q2's broker and as the shared rate/budget state.
 # Extra arguments go to the first pytest run (e.g. `scripts/test.sh -k anka -x`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,10 +25,12 @@ run_pytest() {
   return "$status"
 }
 
-run_pytest -m "not scaleout" "$@"
+run_pytest -m "not scaleout and not chaos" "$@"
 
+# Phase 2: scale-out and chaos on the real engines (only in a full run, and once they exist).
 if [ "$#" -eq 0 ] && compgen -G "tests/scaleout/test_*.py" >/dev/null; then
   database_url=$(bash scripts/postgres.sh start)
-  trap 'bash scripts/postgres.sh stop' EXIT
-  DATABASE_URL="$database_url" SCALEOUT_REDIS=1 run_pytest -m scaleout tests/scaleout
+  redis_url=$(bash scripts/redis.sh start)
+  trap 'bash scripts/redis.sh stop; bash scripts/postgres.sh stop' EXIT
+  DATABASE_URL="$database_url" REDIS_URL="$redis_url" run_pytest -m "scaleout or chaos" tests/scaleout tests/chaos
 fi

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "agencies",
     "integrations",
     "quotes",
+    "sync",
 ]
 
 MIDDLEWARE = [
@@ -156,7 +157,8 @@ SPECTACULAR_SETTINGS = {
 REDIS_URL = os.environ.get("REDIS_URL", "")
 Q_CLUSTER = {
     "name": "insurehub",
-    "workers": env_int("Q_WORKERS", 2),
+    # I/O-bound work, and the pump holds one worker ~50 s a minute: more workers than cores.
+    "workers": env_int("Q_WORKERS", 4),
     "timeout": env_int("Q_TIMEOUT", 120),
     "retry": env_int("Q_RETRY", 180),
     "max_attempts": 1,

@@ -175,3 +175,15 @@ def test_retryable_failures_past_the_cap_are_deferred_for_a_human(agents, sandbo
     issuance.refresh_from_db()
     assert issuance.attempts == 3 and issuance.error_kind == "unavailable"
     assert sandbox["anka"].state.counts()["received"]["issue_policy"] == 3
+
+
+def test_pump_resends_an_issuance_whose_task_was_lost(
+    agents, sandbox, quick_issuance_policy, django_capture_on_commit_callbacks
+):
+    """A QUEUED issuance whose task vanished (broker restart) is queued again by the pump."""
+    with django_capture_on_commit_callbacks(execute=False):
+        issuance = start(agents, quoted(agents, "anka"))
+    Issuance.objects.filter(pk=issuance.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
+    assert svc.issuance_pump() == [issuance.pk]
+    assert svc.issuance_pump() == []  # touched: not re-sent again at once
+    assert svc.issuance_process(issuance.pk) == "SUBMITTED"

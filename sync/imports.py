@@ -1,0 +1,184 @@
+"""Bringing an agency's existing portfolio in from CSV, so its policies are synced from tonight on.
+
+Every row is checked and every problem reported by line and field; only the good rows are
+imported, all in one transaction, so running the file again after fixing the bad rows does not
+import the good ones twice (they are then refused as duplicates, by line).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+
+from agencies.models import Agency
+from integrations.models import Insurer, InsurerAccount
+from integrations.operations import Product
+from integrations.validators import REQUIRED_MESSAGE, FieldError, normalize_plate, validate_owner_id
+from quotes.models import Policy
+
+COLUMNS = ("agency_code", "insurer", "policy_no", "product", "plate", "owner_id", "status")
+PRODUCTS = tuple(p.value for p in Product)
+STATUSES = tuple(s.value for s in Policy.Status)
+POLICY_NO_MAX = Policy._meta.get_field("policy_no").max_length
+
+
+class ImportFileError(ValueError):
+    """The file as a whole can not be read (no header, missing columns): nothing is imported."""
+
+
+@dataclass(frozen=True, order=True)
+class RowError:
+    line: int
+    column: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.field}: {self.message}"
+
+
+@dataclass
+class PolicyImportReport:
+    good_rows: int = 0
+    imported: int = 0
+    errors: list[RowError] = field(default_factory=list)
+
+    @property
+    def bad_rows(self) -> int:
+        return len({error.line for error in self.errors})
+
+
+def policies_import(*, lines: Iterable[str], dry_run: bool = False) -> PolicyImportReport:
+    """Validate every row of a portfolio CSV and import the good ones (none with `dry_run`)."""
+    lines = iter(lines)
+    header_line = next(lines, "")
+    delimiter = ";" if header_line.count(";") > header_line.count(",") else ","
+    header = [name.strip().lower() for name in next(csv.reader([header_line], delimiter=delimiter), [])]
+    missing = [name for name in COLUMNS if name not in header]
+    if missing:
+        raise ImportFileError(f"missing columns: {', '.join(missing)} (expected {', '.join(COLUMNS)})")
+
+    checker = _RowChecker()
+    report = PolicyImportReport()
+    candidates: list[tuple[int, Policy]] = []
+    first_line_of: dict[tuple[int, str], int] = {}
+    reader = csv.reader(lines, delimiter=delimiter)
+    for values in reader:
+        line = reader.line_num + 1  # the header was line 1
+        if not any(value.strip() for value in values):
+            continue
+        row = {name: (values[i].strip() if i < len(values) else "") for i, name in enumerate(header)}
+        policy, errors = checker.check(line, row)
+        if policy is not None:
+            key = (policy.insurer_id, policy.policy_no)
+            if key in first_line_of:
+                errors.append(_error(line, "policy_no", f"dosyada {first_line_of[key]}. satırla aynı poliçe no"))
+            else:
+                first_line_of[key] = line
+        report.errors.extend(errors)
+        if policy is not None and not errors:
+            candidates.append((line, policy))
+
+    existing = _existing_policy_numbers({policy.insurer_id for _, policy in candidates}, first_line_of)
+    good = []
+    for line, policy in candidates:
+        if (policy.insurer_id, policy.policy_no) in existing:
+            report.errors.append(_error(line, "policy_no", "bu şirkette aynı numaralı poliçe zaten kayıtlı"))
+        else:
+            good.append(policy)
+    report.errors.sort()
+    report.good_rows = len(good)
+    if good and not dry_run:
+        try:
+            with transaction.atomic():
+                Policy.objects.bulk_create(good, batch_size=500)
+        except IntegrityError as exc:
+            raise ImportFileError(f"nothing imported: a policy was stored meanwhile ({exc})") from exc
+        report.imported = len(good)
+    return report
+
+
+def _error(line: int, field_name: str, message: str) -> RowError:
+    return RowError(line, COLUMNS.index(field_name), field_name, message)
+
+
+def _existing_policy_numbers(insurer_ids: set[int], in_file: dict[tuple[int, str], int]) -> set[tuple[int, str]]:
+    numbers = sorted({number for insurer_id, number in in_file if insurer_id in insurer_ids})
+    found: set[tuple[int, str]] = set()
+    for start in range(0, len(numbers), 500):
+        found.update(
+            Policy.objects.filter(insurer_id__in=insurer_ids, policy_no__in=numbers[start : start + 500]).values_list(
+                "insurer_id", "policy_no"
+            )
+        )
+    return found
+
+
+class _RowChecker:
+    """Checks one row at a time against agencies, insurers and accounts read once up front."""
+
+    def __init__(self) -> None:
+        self.agencies = {agency.code: agency for agency in Agency.objects.all()}
+        self.insurers = {insurer.code: insurer for insurer in Insurer.objects.all()}
+        self.accounts = {(a.agency_id, a.insurer_id): a for a in InsurerAccount.objects.all()}
+
+    def check(self, line: int, row: dict[str, str]) -> tuple[Policy | None, list[RowError]]:
+        errors: list[RowError] = []
+
+        def fail(field_name: str, message: str) -> None:
+            errors.append(_error(line, field_name, message))
+
+        agency = self.agencies.get(row["agency_code"])
+        if not row["agency_code"]:
+            fail("agency_code", REQUIRED_MESSAGE)
+        elif agency is None:
+            fail("agency_code", f"{row['agency_code']!r} kodlu acente yok")
+        insurer = self.insurers.get(row["insurer"].lower())
+        account = None
+        if not row["insurer"]:
+            fail("insurer", REQUIRED_MESSAGE)
+        elif insurer is None:
+            fail("insurer", f"{row['insurer']!r} kodlu sigorta şirketi yok")
+        elif agency is not None:
+            account = self.accounts.get((agency.pk, insurer.pk))
+            if account is None:
+                fail("insurer", f"{agency.code} acentesinin {insurer.code} şirketinde hesabı yok")
+        policy_no = row["policy_no"]
+        if not policy_no:
+            fail("policy_no", REQUIRED_MESSAGE)
+        elif len(policy_no) > POLICY_NO_MAX or any(ch.isspace() for ch in policy_no):
+            fail("policy_no", f"poliçe no boşluksuz ve en fazla {POLICY_NO_MAX} karakter olmalıdır")
+        product = row["product"].lower()
+        if product not in PRODUCTS:
+            fail("product", f"geçersiz ürün; {', '.join(PRODUCTS)} olmalıdır")
+        plate = ""
+        if row["plate"]:
+            try:
+                plate = normalize_plate(row["plate"])
+            except FieldError as exc:
+                fail("plate", exc.message)
+        owner_id = ""
+        try:
+            owner_id = validate_owner_id(row["owner_id"])
+        except FieldError as exc:
+            fail("owner_id", exc.message)
+        status = row["status"].upper()
+        if status not in STATUSES:
+            fail("status", f"geçersiz durum; {', '.join(STATUSES)} olmalıdır")
+        # A row with a usable number takes part in the duplicate check even if other fields are bad.
+        if account is None or any(error.field == "policy_no" for error in errors):
+            return None, errors
+        policy = Policy(
+            agency=agency,
+            insurer=insurer,
+            account=account,
+            product=product,
+            policy_no=policy_no,
+            status=status,
+            plate=plate,
+            owner_id=owner_id,
+        )
+        return policy, errors

@@ -1,0 +1,40 @@
+"""Send dead letters (FAILED / DEFERRED records) back to the queue after a fix, oldest first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from integrations.taxonomy import ErrorKind
+from quotes.models import Issuance
+from sync.models import SyncItem
+from sync.services import dead_letters_replay
+
+MODELS = {"sync": SyncItem, "issuance": Issuance}
+
+
+class Command(BaseCommand):
+    help = (
+        "Replay dead letters in their original order: one or more (--id), all of one error kind (--kind), "
+        "or all of them (--all); --id and --kind together narrow each other."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--id", dest="ids", type=int, action="append", metavar="N", help="record id (repeatable)")
+        parser.add_argument("--kind", choices=[kind.value for kind in ErrorKind], help="error kind, e.g. unavailable")
+        parser.add_argument("--model", choices=sorted(MODELS), default="sync", help="sync items (default) or issuances")
+        parser.add_argument("--all", dest="everything", action="store_true", help="every dead letter of the model")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        ids, kind = options["ids"], options["kind"]
+        if not (ids or kind or options["everything"]):
+            raise CommandError("choose what to replay: --id N, --kind KIND or --all")
+        replayed = dead_letters_replay(
+            ids=ids, kind=kind, model=MODELS[options["model"]], everything=options["everything"]
+        )
+        listed = ", ".join(map(str, replayed)) or "none"
+        self.stdout.write(f"Replayed {len(replayed)} {options['model']} dead letters, oldest first: {listed}.")
+        left = sorted(set(ids or ()) - set(replayed))
+        if left:
+            self.stderr.write(f"Not replayed (not FAILED or DEFERRED{', or another kind' if kind else ''}): {left}")

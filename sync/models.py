@@ -1,0 +1,53 @@
+"""Nightly policy sync: one run per night (or per command), one durable item per policy."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from integrations.work import WorkItem
+
+
+class SyncRun(models.Model):
+    """One pass over every active policy; `counts` is the final tally, written when the run ends."""
+
+    class Trigger(models.TextChoices):
+        SCHEDULE = "schedule", "Zamanlanmış"
+        COMMAND = "command", "Komut"
+        ADMIN = "admin", "Yönetim paneli"
+
+    trigger = models.CharField(max_length=16, choices=Trigger.choices)
+    started_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        verbose_name = "eşitleme"
+        verbose_name_plural = "eşitlemeler"
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.get_trigger_display()} {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class SyncItem(WorkItem):
+    """Asking one insurer for one policy's status.
+
+    `payload` (`policy_no`, `insurer`, `product`) is what is sent, copied when the run starts,
+    so a dead letter replays the question that failed even if the policy row changed since.
+    """
+
+    run = models.ForeignKey(SyncRun, on_delete=models.CASCADE, related_name="items")
+    # PROTECT: a policy with sync history (dead letters included) is not deleted by accident.
+    policy = models.ForeignKey("quotes.Policy", on_delete=models.PROTECT, related_name="sync_items")
+    # The policy's status before and after this item's answer was applied (empty until SUBMITTED).
+    previous_status = models.CharField(max_length=16, blank=True)
+    observed_status = models.CharField(max_length=16, blank=True)
+
+    class Meta:
+        verbose_name = "eşitleme kaydı"
+        verbose_name_plural = "eşitleme kayıtları"
+        constraints = [models.UniqueConstraint(fields=["run", "policy"], name="one_item_per_policy_per_run")]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="syncitem_due_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.payload.get('insurer', '?')}:{self.payload.get('policy_no', '?')} {self.state}"

@@ -1,0 +1,57 @@
+"""The django-q2 schedules the platform needs, created idempotently by `manage.py ensure_schedules`.
+
+Not a data migration: a migration would write `Schedule` rows through the historical model,
+which skips `Schedule.save()` and so would not compute the cron's first run (the nightly sync
+would start at deploy time instead of at night).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django_q.models import Schedule
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    name: str
+    func: str
+    schedule_type: str
+    cron: str | None = None
+    minutes: int | None = None
+
+
+SCHEDULES = (
+    # Cron times are read in TIME_ZONE (Europe/Istanbul): 02:00 Turkish time, when agencies are closed.
+    ScheduleSpec("Poliçe eşitleme (gece)", "sync.tasks.sync_nightly", Schedule.CRON, cron="0 2 * * *"),
+    # Each run pumps for ~50 s, so retries and dead workers' records are picked up within seconds.
+    ScheduleSpec("İş pompası", "sync.tasks.work_pump", Schedule.MINUTES, minutes=1),
+)
+
+
+@transaction.atomic
+def ensure_schedules() -> list[Schedule]:
+    """Create or correct the schedules by name; an unchanged schedule keeps its next run."""
+    result = []
+    for spec in SCHEDULES:
+        rows = list(Schedule.objects.filter(name=spec.name).order_by("pk"))
+        for duplicate in rows[1:]:
+            duplicate.delete()
+        schedule = rows[0] if rows else Schedule(name=spec.name)
+        wanted = {
+            "func": spec.func,
+            "schedule_type": spec.schedule_type,
+            "cron": spec.cron,
+            "minutes": spec.minutes,
+            "repeats": -1,
+        }
+        changed = schedule.pk is None or any(getattr(schedule, field) != value for field, value in wanted.items())
+        if changed:
+            for field, value in wanted.items():
+                setattr(schedule, field, value)
+            if schedule.pk is not None and spec.schedule_type == Schedule.CRON:
+                schedule.next_run = schedule.calculate_next_run()
+            schedule.save()
+        result.append(schedule)
+    return result

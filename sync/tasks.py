@@ -1,0 +1,26 @@
+"""django-q2 task entry points: thin, each calls one service.
+
+The retry decision is the services' (from the error taxonomy), never the queue's:
+`Q_CLUSTER["max_attempts"]` is 1 and these tasks never raise for an insurer's "no".
+"""
+
+from __future__ import annotations
+
+from sync import services
+from sync.models import SyncRun
+
+
+def sync_nightly() -> int:
+    """The scheduled nightly run: store an item per active policy and hand them to the workers."""
+    run = services.sync_run_start(trigger=SyncRun.Trigger.SCHEDULE)
+    services.sync_run_enqueue(run)
+    return run.pk
+
+
+def sync_item_process(item_id: int) -> str:
+    return services.sync_item_process(item_id)
+
+
+def work_pump(seconds: float = 50.0) -> int:
+    """Scheduled every minute: reclaim and requeue sync items and issuances for about a minute."""
+    return services.work_pump_run(seconds=seconds)
