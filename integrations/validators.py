@@ -19,6 +19,8 @@ from datetime import date, datetime, timedelta, timezone
 from stdnum.exceptions import ValidationError as StdnumValidationError
 from stdnum.tr import tckimlik, vkn
 
+from integrations.operations import PRODUCT_INPUT_FIELDS
+
 __all__ = [
     "PRODUCT_FIELDS",
     "REQUIRED_MESSAGE",
@@ -315,20 +317,7 @@ def mask_identities_in_text(text: str) -> str:
 
 # --- whole requests ----------------------------------------------------------------------------
 
-_TRAFIK_FIELDS = ("plate", "owner_id", "registration_serial", "usage")
-PRODUCT_FIELDS: dict[str, tuple[str, ...]] = {
-    "trafik": _TRAFIK_FIELDS,
-    "kasko": (*_TRAFIK_FIELDS, "model_year", "brand_code", "model_code"),
-    "dask": (
-        "uavt_code",
-        "construction_type",
-        "construction_year",
-        "floor_count",
-        "gross_m2",
-        "damage_status",
-        "owner_id",
-    ),
-}
+PRODUCT_FIELDS: dict[str, tuple[str, ...]] = {str(product): fields for product, fields in PRODUCT_INPUT_FIELDS.items()}
 
 
 def _field_validators(today: date | None) -> dict[str, Callable[[object], object]]:

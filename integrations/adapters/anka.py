@@ -20,6 +20,7 @@ from integrations.adapters.base import (
 )
 from integrations.adapters.registry import register
 from integrations.channel import Call, Reply
+from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
 from integrations.results import Address, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorKind, Refusal
 from integrations.waits import hint_from_retry_after
@@ -46,20 +47,6 @@ AGENT_MESSAGES = {
 }
 
 POLICY_STATUSES = {"ACTIVE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "EXPIRED": PolicyStatus.EXPIRED}
-
-
-VEHICLE_FIELDS = ("plate", "owner_id", "registration_serial", "usage")
-KASKO_FIELDS = (*VEHICLE_FIELDS, "model_year", "brand_code", "model_code")
-DASK_FIELDS = (
-    "uavt_code",
-    "building_id",
-    "construction_type",
-    "construction_year",
-    "floor_count",
-    "gross_m2",
-    "damage_status",
-    "owner_id",
-)
 
 
 @register
@@ -136,7 +123,7 @@ class AnkaAdapter(InsurerAdapter):
 
     def dask_quote(self, data: Mapping[str, Any]) -> Quote:
         return self.channel.exchange(
-            self._call("POST", "/v1/quotes/dask", json=pick(data, *DASK_FIELDS)), self._read_quote
+            self._call("POST", "/v1/quotes/dask", json=pick(data, *DASK_QUOTE_FIELDS)), self._read_quote
         )
 
     def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:

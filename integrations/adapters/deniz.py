@@ -31,6 +31,7 @@ from integrations.adapters.base import (
 )
 from integrations.adapters.registry import register
 from integrations.channel import Call, Channel, Reply
+from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
 from integrations.results import Address, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, Refusal, WaitHint
 from integrations.waits import parse_reset_epoch
@@ -56,17 +57,10 @@ AGENT_MESSAGES = {
 POLICY_STATES = {"IN_FORCE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "LAPSED": PolicyStatus.EXPIRED}
 
 PRODUCTS = {"trafik": "TRAFIK", "kasko": "KASKO", "dask": "DASK"}
-VEHICLE_RISK_FIELDS = ("plate", "registration_serial", "usage")
-KASKO_RISK_FIELDS = (*VEHICLE_RISK_FIELDS, "model_year", "brand_code", "model_code")
-DASK_RISK_FIELDS = (
-    "uavt_code",
-    "building_id",
-    "construction_type",
-    "construction_year",
-    "floor_count",
-    "gross_m2",
-    "damage_status",
-)
+# Deniz groups the owner under "insured" and the rest under "risk".
+VEHICLE_RISK_FIELDS = tuple(f for f in VEHICLE_FIELDS if f != "owner_id")
+KASKO_RISK_FIELDS = tuple(f for f in KASKO_FIELDS if f != "owner_id")
+DASK_RISK_FIELDS = tuple(f for f in DASK_QUOTE_FIELDS if f != "owner_id")
 # Extras a quote answer may carry that are worth keeping with the quote.
 QUOTE_DETAILS = ("coverages", "sum_insured")
 
