@@ -1,11 +1,168 @@
-"""Admin for what operators tune: insurers, accounts, retry policies, error mappings; attempts read-only."""
+"""Admin for what operators tune: insurers, accounts, retry policies, error mappings; the logs read-only.
+
+Every add, change and delete here (list-view edits and bulk deletes included) writes an
+`AdminChange` entry with each field's old and new value, in the same transaction as the change.
+Policies and mappings are read by workers through a five-second cache: a change is in force
+everywhere within seconds, with no restart.
+"""
 
 from __future__ import annotations
 
-from django import forms
-from django.contrib import admin
+from dataclasses import asdict
+from typing import Any
 
-from integrations.models import Attempt, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
+from django import forms
+from django.contrib import admin, messages
+from django.db import models, transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.decorators import method_decorator
+from django.utils.html import format_html, format_html_join
+from django.views.decorators.debug import sensitive_post_parameters
+
+from integrations.audit import (
+    AUDITED_MODELS,
+    admin_change_record,
+    admin_change_record_delete,
+    admin_change_snapshot,
+    admin_change_summary,
+    audit_value_shown,
+)
+from integrations.classification import MAPPING_CACHE_SECONDS, clear_mapping_cache
+from integrations.models import (
+    PRODUCT_CHOICES,
+    AdminChange,
+    Attempt,
+    ErrorMapping,
+    Insurer,
+    InsurerAccount,
+    OperationPolicy,
+)
+from integrations.operations import Operation
+from integrations.policies import DEFAULT_POLICIES, POLICY_CACHE_SECONDS, clear_policy_cache, default_policy
+
+# The tunables of a policy, in the order operators read them (the list view edits them in place).
+POLICY_TUNABLES = [
+    "max_attempts",
+    "base_delay",
+    "max_delay",
+    "deadline",
+    "attempt_timeout",
+    "unknown_max_attempts",
+    "retry_budget_ratio",
+    "rate_floor",
+    "rate_ceiling",
+    "throttle_threshold",
+]
+
+
+class AuditedAdmin(admin.ModelAdmin):
+    """Records every add, change and delete made through this admin in `AdminChange`."""
+
+    # Local caches to drop after a change, so this process does not wait out its own cache.
+    clear_caches: tuple = ()
+    change_notice = ""
+
+    def save_model(self, request: HttpRequest, obj: models.Model, form: forms.ModelForm, change: bool) -> None:
+        before = None
+        if change:
+            stored = type(obj)._default_manager.filter(pk=obj.pk).first()
+            before = admin_change_snapshot(stored) if stored is not None else None
+        super().save_model(request, obj, form, change)
+        action = AdminChange.Action.CHANGE if change and before is not None else AdminChange.Action.ADD
+        admin_change_record(user=request.user, action=action, obj=obj, before=before)
+        self._after_change(request)
+
+    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
+        admin_change_record_delete(user=request.user, obj=obj)
+        super().delete_model(request, obj)
+        self._after_change(request)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for obj in queryset:
+            admin_change_record_delete(user=request.user, obj=obj)
+        super().delete_queryset(request, queryset)
+        self._after_change(request)
+
+    def _after_change(self, request: HttpRequest) -> None:
+        for clear in self.clear_caches:
+            transaction.on_commit(clear)
+        # Once per request: a list-view save calls save_model once per edited row.
+        if self.change_notice and not getattr(request, "_integrations_notice_sent", False):
+            request._integrations_notice_sent = True
+            self.message_user(request, self.change_notice, level=messages.INFO)
+
+    @admin.display(description="değişiklik geçmişi")
+    def audit_trail(self, obj: models.Model) -> str:
+        if obj.pk is None:
+            return "—"
+        url = reverse("admin:integrations_adminchange_changelist")
+        count = AdminChange.objects.filter(model_name=obj._meta.model_name, object_id=str(obj.pk)).count()
+        return format_html(
+            '<a href="{}?model_name={}&amp;object_id={}">{} kayıt</a>', url, obj._meta.model_name, obj.pk, count
+        )
+
+
+class InsurerForm(forms.ModelForm):
+    # Insurers' test environments are plain http; a scheme typed in is kept as typed.
+    base_url = forms.URLField(label="servis adresi", max_length=300, assume_scheme="https")
+    products = forms.MultipleChoiceField(
+        label="satılan ürünler", choices=PRODUCT_CHOICES, widget=forms.CheckboxSelectMultiple, required=False
+    )
+
+    class Meta:
+        model = Insurer
+        fields = ["code", "name", "base_url", "is_active", "products"]
+
+
+@admin.register(Insurer)
+class InsurerAdmin(AuditedAdmin):
+    form = InsurerForm
+    list_display = ["code", "name", "base_url", "is_active", "products_sold", "contracted_rates", "policy_link"]
+    list_editable = ["is_active"]
+    readonly_fields = ["audit_trail"]
+    actions = ["create_default_policies"]
+    search_fields = ["code", "name"]
+
+    def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs: Any) -> forms.Field:
+        # The list view's form is built from every field: say the scheme (Django 6 changes the default).
+        if isinstance(db_field, models.URLField):
+            kwargs.setdefault("assume_scheme", "https")
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    @admin.display(description="satılan ürünler")
+    def products_sold(self, obj: Insurer) -> str:
+        return ", ".join(obj.products or []) or "—"
+
+    @admin.display(description="sözleşmeli hızlar (istek/sn)")
+    def contracted_rates(self, obj: Insurer) -> str:
+        return ", ".join(f"{a.agency_code}: {a.contracted_rate:g}" for a in obj.accounts.all()) or "—"
+
+    @admin.display(description="politikalar")
+    def policy_link(self, obj: Insurer) -> str:
+        url = reverse("admin:integrations_operationpolicy_changelist")
+        return format_html('<a href="{}?insurer__id__exact={}">politikalar</a>', url, obj.pk)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).prefetch_related("accounts")
+
+    @admin.action(description="Eksik işlem politikalarını varsayılan değerlerle oluştur", permissions=["add_policy"])
+    def create_default_policies(self, request: HttpRequest, queryset: QuerySet) -> None:
+        """A row per operation, so every tunable can then be edited in the policy list."""
+        created = 0
+        for insurer in queryset:
+            existing = set(insurer.operation_policies.values_list("operation", flat=True))
+            for operation, defaults in DEFAULT_POLICIES.items():
+                if operation.value in existing:
+                    continue
+                policy = OperationPolicy.objects.create(insurer=insurer, operation=operation.value, **asdict(defaults))
+                admin_change_record(user=request.user, action=AdminChange.Action.ADD, obj=policy)
+                created += 1
+        self.message_user(request, f"{created} işlem politikası varsayılan değerlerle oluşturuldu.")
+
+    def has_add_policy_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("integrations.add_operationpolicy")
 
 
 class InsurerAccountForm(forms.ModelForm):
@@ -39,43 +196,71 @@ class InsurerAccountForm(forms.ModelForm):
         return account
 
 
-@admin.register(Insurer)
-class InsurerAdmin(admin.ModelAdmin):
-    list_display = ["code", "name", "base_url", "is_active", "products"]
-    list_editable = ["is_active"]
-
-
 @admin.register(InsurerAccount)
-class InsurerAccountAdmin(admin.ModelAdmin):
+class InsurerAccountAdmin(AuditedAdmin):
     form = InsurerAccountForm
-    list_display = ["insurer", "agency", "agency_code", "contracted_rate", "is_active"]
+    list_display = ["insurer", "agency", "agency_code", "contracted_rate", "is_active", "has_credentials"]
+    list_editable = ["contracted_rate", "is_active"]
     list_filter = ["insurer", "agency"]
+    list_select_related = ["insurer", "agency"]
+    readonly_fields = ["has_credentials", "audit_trail"]
+
+    @admin.display(description="kimlik bilgileri kayıtlı", boolean=True)
+    def has_credentials(self, obj: InsurerAccount) -> bool:
+        return bool(obj.credentials_encrypted)
+
+    # Error reports (AdminEmailHandler and the like) must not carry typed-in credentials.
+    @method_decorator(sensitive_post_parameters("new_credentials"))
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return super().changeform_view(request, *args, **kwargs)
+
+
+class OperationPolicyForm(forms.ModelForm):
+    class Meta:
+        model = OperationPolicy
+        fields = ["insurer", "operation", *POLICY_TUNABLES, "throttle_spread"]
 
 
 @admin.register(OperationPolicy)
-class OperationPolicyAdmin(admin.ModelAdmin):
-    list_display = [
-        "insurer",
-        "operation",
-        "max_attempts",
-        "base_delay",
-        "max_delay",
-        "deadline",
-        "attempt_timeout",
-        "unknown_max_attempts",
-        "retry_budget_ratio",
-        "rate_floor",
-        "rate_ceiling",
-        "throttle_threshold",
-    ]
-    list_editable = list_display[2:]
+class OperationPolicyAdmin(AuditedAdmin):
+    form = OperationPolicyForm
+    list_display = ["insurer", "operation", *POLICY_TUNABLES, "updated_at"]
+    list_editable = POLICY_TUNABLES
     list_filter = ["insurer", "operation"]
+    list_select_related = ["insurer"]
+    readonly_fields = ["defaults", "audit_trail"]
+    change_list_template = "integrations/admin/operationpolicy_change_list.html"
+    clear_caches = (clear_policy_cache,)
+    change_notice = f"Politika değişikliği tüm işçilerde en geç {POLICY_CACHE_SECONDS:g} sn içinde geçerli olur."
+
+    @admin.display(description="bu işlemin varsayılanları")
+    def defaults(self, obj: OperationPolicy) -> str:
+        if not obj.operation:
+            return "—"
+        policy = default_policy(obj.operation)
+        return format_html_join(", ", "{}: {}", ((name, getattr(policy, name)) for name in POLICY_TUNABLES))
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """A new policy starts from its operation's defaults (`?operation=kasko_quote`), trafik otherwise."""
+        initial = super().get_changeform_initial_data(request)
+        operation = initial.get("operation") or Operation.TRAFIK_QUOTE.value
+        if operation in {op.value for op in Operation}:
+            initial.setdefault("operation", operation)
+            for name, value in asdict(default_policy(operation)).items():
+                initial.setdefault(name, value)
+        return initial
 
 
 @admin.register(ErrorMapping)
-class ErrorMappingAdmin(admin.ModelAdmin):
+class ErrorMappingAdmin(AuditedAdmin):
     list_display = ["insurer", "provider_code", "kind", "note", "created_at"]
+    list_editable = ["kind", "note"]
     list_filter = ["insurer", "kind"]
+    list_select_related = ["insurer"]
+    search_fields = ["provider_code", "note"]
+    readonly_fields = ["audit_trail"]
+    clear_caches = (clear_mapping_cache,)
+    change_notice = f"Eşleme tüm işçilerde en geç {MAPPING_CACHE_SECONDS:g} sn içinde geçerli olur."
 
 
 @admin.register(Attempt)
@@ -84,6 +269,7 @@ class AttemptAdmin(admin.ModelAdmin):
         "started_at",
         "insurer_code",
         "operation",
+        "product",
         "call",
         "attempt_no",
         "ok",
@@ -95,12 +281,65 @@ class AttemptAdmin(admin.ModelAdmin):
         "wait_seconds",
         "wait_reason",
     ]
-    list_filter = ["insurer_code", "operation", "error_class", "error_kind", "ok"]
+    list_filter = ["insurer_code", "operation", "product", "error_class", "error_kind", "ok"]
     search_fields = ["reference", "provider_code"]
     date_hierarchy = "started_at"
+    change_list_template = "integrations/admin/attempt_change_list.html"
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # /metrics counts these rows as Prometheus counters: deleting some would look like a reset.
+        return False
+
+
+@admin.register(AdminChange)
+class AdminChangeAdmin(admin.ModelAdmin):
+    """The audit trail, read-only: nobody edits or deletes it through the admin."""
+
+    list_display = ["at", "username", "action", "model_label", "object_repr", "insurer_code", "summary"]
+    list_filter = ["action", "model_name", "insurer_code", "username"]
+    search_fields = ["object_repr", "username", "insurer_code"]
+    date_hierarchy = "at"
+    fields = ["at", "username", "action", "model_label", "object_id", "object_repr", "insurer_code", "changes_table"]
+    readonly_fields = fields
+
+    @admin.display(description="kayıt türü", ordering="model_name")
+    def model_label(self, obj: AdminChange) -> str:
+        model = {m._meta.model_name: m for m in AUDITED_MODELS}.get(obj.model_name)
+        return str(model._meta.verbose_name) if model else obj.model_name
+
+    @admin.display(description="değişiklikler")
+    def summary(self, obj: AdminChange) -> str:
+        return admin_change_summary(obj.changes)
+
+    @admin.display(description="değişiklikler")
+    def changes_table(self, obj: AdminChange) -> str:
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (c["label"], "•••", "değiştirildi (değer kaydedilmez)")
+                if c.get("secret")
+                else (c["label"], audit_value_shown(c.get("from")), audit_value_shown(c.get("to")))
+                for c in obj.changes
+            ),
+        )
+        return format_html("<table><tr><th>alan</th><th>önce</th><th>sonra</th></tr>{}</table>", rows)
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        # The "değişiklik geçmişi" link of every audited row filters by its id.
+        return lookup == "object_id" or super().lookup_allowed(lookup, value, request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -221,3 +222,42 @@ class RetryBudgetBucket(models.Model):
 
     def __str__(self) -> str:
         return f"{self.insurer_code}@{self.bucket}"
+
+
+# Only the audit log below refers to users; kept beside it (may move to the top imports).
+
+
+class AdminChange(models.Model):
+    """One operator change to what tunes an insurer: who, when, which row, each field from → to.
+
+    Written by `integrations.audit` in the same transaction as the change itself, so a change
+    that rolls back leaves no entry. Credential values are never stored, only that they changed.
+    """
+
+    class Action(models.TextChoices):
+        ADD = "add", "eklendi"
+        CHANGE = "change", "değiştirildi"
+        DELETE = "delete", "silindi"
+
+    at = models.DateTimeField("zaman", auto_now_add=True, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # Kept beside the foreign key: the entry must still say who after the user is deleted.
+    username = models.CharField("kullanıcı", max_length=150, blank=True)
+    action = models.CharField("işlem", max_length=8, choices=Action.choices)
+    model_name = models.CharField("kayıt türü", max_length=64, db_index=True)
+    object_id = models.CharField("kayıt no", max_length=64, db_index=True)
+    object_repr = models.CharField("kayıt", max_length=200)
+    insurer_code = models.CharField("şirket", max_length=32, blank=True, db_index=True)
+    # [{"field", "label", "from", "to"}], or {"field", "label", "secret": true} for credentials.
+    changes = models.JSONField("değişiklikler", default=list)
+
+    class Meta:
+        verbose_name = "yönetim değişikliği"
+        verbose_name_plural = "yönetim değişiklikleri"
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["model_name", "object_id", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.username or '?'} {self.get_action_display()} {self.object_repr}"

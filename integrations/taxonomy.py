@@ -109,6 +109,10 @@ class InsurerError(Exception):
         self.ambiguous = ambiguous
         self.raw_sample = raw_sample
 
+    def __reduce__(self) -> tuple:
+        """Keyword-only arguments do not survive pickling by default; a task result carries errors."""
+        return (_rebuild_insurer_error, (self.kind, dict(vars(self))))
+
     @property
     def error_class(self) -> ErrorClass:
         return self.kind.error_class
@@ -122,6 +126,12 @@ class InsurerError(Exception):
         if self.error_class is ErrorClass.PERMANENT and self.message:
             return self.message
         return KIND_MESSAGE_TR[self.kind]
+
+
+def _rebuild_insurer_error(kind: ErrorKind, state: dict) -> InsurerError:
+    error = InsurerError(kind, provider_code=state.get("provider_code", ""))
+    error.__dict__.update(state)
+    return error
 
 
 class Refusal(Exception):

@@ -195,3 +195,5 @@ LOGGING = {
     },
 }
 CREDENTIALS_KEY = os.environ.get("INSUREHUB_CREDENTIALS_KEY", "")
+# Bearer token for Prometheus to scrape /metrics; empty means staff sessions only.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")

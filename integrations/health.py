@@ -1,0 +1,428 @@
+"""What the health dashboard and `/metrics` show, read from the attempt log and the work records.
+
+Everything is computed from the database at the moment it is asked for, so every web process
+shows the same numbers whichever worker made the calls.
+
+Work records are counted apart by state, because backoff is not a stuck queue: a PENDING
+record whose `next_attempt_at` is still ahead is waiting on purpose; only a record that is due
+and not yet picked up ages. Dead letters are FAILED + DEFERRED records.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from django.apps import apps
+from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.db.models.functions import Coalesce, TruncMinute
+from django.utils import timezone
+
+from integrations.models import Attempt, ErrorMapping, InsurerAccount, SendRateState
+from integrations.operations import Operation
+from integrations.policies import policy_for
+from integrations.ratecontrol import BUDGET_MIN_RETRIES
+from integrations.sharedstate import DatabaseSharedState, shared_state
+from integrations.taxonomy import ErrorClass, ErrorKind
+from integrations.work import WorkItem, WorkState
+
+DEAD_STATES = (WorkState.FAILED, WorkState.DEFERRED)
+WAITING_STATES = (WorkState.QUEUED, WorkState.PENDING)
+
+# Codes the channel itself gives an unreadable answer; they never go through the code lookup,
+# so an admin mapping cannot reclassify them (the adapter or the insurer has to be fixed).
+PLATFORM_MARKERS = frozenset({"MALFORMED_RESPONSE", "RESPONSE_TOO_LARGE"})
+
+
+@dataclass(frozen=True)
+class HealthWindow:
+    key: str
+    label: str
+    length: timedelta
+
+
+WINDOWS: dict[str, HealthWindow] = {
+    w.key: w
+    for w in (
+        HealthWindow("15m", "Son 15 dakika", timedelta(minutes=15)),
+        HealthWindow("1h", "Son 1 saat", timedelta(hours=1)),
+        HealthWindow("1d", "Son 1 gün", timedelta(days=1)),
+    )
+}
+DEFAULT_WINDOW = "1h"
+
+
+def health_window(key: str | None) -> HealthWindow:
+    return WINDOWS.get(key or "", WINDOWS[DEFAULT_WINDOW])
+
+
+@dataclass(frozen=True)
+class HealthFilter:
+    """The dashboard's question: which window, and optionally one insurer and one product."""
+
+    since: datetime
+    now: datetime
+    insurer_code: str = ""
+    product: str = ""
+
+    @classmethod
+    def last(
+        cls, window: HealthWindow, *, insurer_code: str = "", product: str = "", now: datetime | None = None
+    ) -> HealthFilter:
+        now = now or timezone.now()
+        return cls(since=now - window.length, now=now, insurer_code=insurer_code, product=product)
+
+
+# --- Work records -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkSource:
+    """A kind of durable work record and where its insurer and product are found."""
+
+    name: str
+    label: str
+    model: type[WorkItem]
+    insurer_path: str
+    product_path: str
+
+
+def work_sources() -> list[WorkSource]:
+    """Issuances and policy-sync items; a source whose app is not installed is left out."""
+    known = [
+        ("issuance", "Poliçeleştirme", "quotes", "Issuance", "insurer_quote__insurer__code", "quote_request__product"),
+        ("sync", "Poliçe eşitleme", "sync", "SyncItem", "policy__insurer__code", "policy__product"),
+    ]
+    sources = []
+    for name, label, app_label, model_name, insurer_path, product_path in known:
+        try:
+            model = apps.get_model(app_label, model_name)
+        except LookupError:
+            continue
+        sources.append(WorkSource(name, label, model, insurer_path, product_path))
+    return sources
+
+
+@dataclass
+class WorkCounts:
+    queued: int = 0
+    in_flight: int = 0
+    # PENDING, split by whether its next attempt is still ahead (backoff) or already due.
+    backoff: int = 0
+    due: int = 0
+    submitted: int = 0
+    failed: int = 0
+    deferred: int = 0
+    # Within the window: SUBMITTED ("done") and newly dead.
+    done_in_window: int = 0
+    dead_in_window: int = 0
+    # When the oldest QUEUED/PENDING record became due; None when there is none.
+    oldest_due_at: datetime | None = None
+    now: datetime | None = None
+
+    @property
+    def pending(self) -> int:
+        return self.backoff + self.due
+
+    @property
+    def dead(self) -> int:
+        return self.failed + self.deferred
+
+    @property
+    def oldest_pending_age(self) -> float | None:
+        """Seconds the oldest due record has waited to be picked up; 0 when all are in backoff."""
+        if self.oldest_due_at is None or self.now is None:
+            return None
+        return max((self.now - self.oldest_due_at).total_seconds(), 0.0)
+
+    def add(self, other: WorkCounts) -> None:
+        for name in ("queued", "in_flight", "backoff", "due", "submitted", "failed", "deferred"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.done_in_window += other.done_in_window
+        self.dead_in_window += other.dead_in_window
+        if other.oldest_due_at is not None and (self.oldest_due_at is None or other.oldest_due_at < self.oldest_due_at):
+            self.oldest_due_at = other.oldest_due_at
+        self.now = self.now or other.now
+
+
+GroupKey = tuple[str, str]  # (insurer code, product)
+
+
+def work_counts(*, health: HealthFilter) -> dict[GroupKey, dict[str, WorkCounts]]:
+    """Per (insurer, product), per work source: records by state now, and what moved in the window."""
+    result: dict[GroupKey, dict[str, WorkCounts]] = defaultdict(dict)
+    for source in work_sources():
+        for key, counts in _work_counts_of(source, health).items():
+            result[key][source.name] = counts
+    return dict(result)
+
+
+def _work_counts_of(source: WorkSource, health: HealthFilter) -> dict[GroupKey, WorkCounts]:
+    rows = source.model.objects.all()
+    if health.insurer_code:
+        rows = rows.filter(**{source.insurer_path: health.insurer_code})
+    if health.product:
+        rows = rows.filter(**{source.product_path: health.product})
+    now, since = health.now, health.since
+    # A record waiting to be picked up is due since its next_attempt_at, or since it entered the
+    # queue (updated_at: creation, replay or lease reclaim) when it never waited.
+    due_since = Coalesce("next_attempt_at", "updated_at")
+    grouped = (
+        rows.values(insurer=F(source.insurer_path), product=F(source.product_path))
+        .annotate(
+            queued=Count("pk", filter=Q(state=WorkState.QUEUED)),
+            in_flight=Count("pk", filter=Q(state=WorkState.IN_FLIGHT)),
+            backoff=Count("pk", filter=Q(state=WorkState.PENDING, next_attempt_at__gt=now)),
+            due=Count("pk", filter=Q(state=WorkState.PENDING) & ~Q(next_attempt_at__gt=now)),
+            submitted=Count("pk", filter=Q(state=WorkState.SUBMITTED)),
+            failed=Count("pk", filter=Q(state=WorkState.FAILED)),
+            deferred=Count("pk", filter=Q(state=WorkState.DEFERRED)),
+            done_in_window=Count("pk", filter=Q(state=WorkState.SUBMITTED, finished_at__gte=since)),
+            dead_in_window=Count("pk", filter=Q(state__in=DEAD_STATES, finished_at__gte=since)),
+            oldest_due_at=Min(due_since, filter=Q(state__in=WAITING_STATES)),
+        )
+        .order_by()
+    )
+    counts = {}
+    for row in grouped:
+        key = (row.pop("insurer") or "", row.pop("product") or "")
+        counts[key] = WorkCounts(**row, now=now)
+    return counts
+
+
+# --- The attempt log ----------------------------------------------------------------------------
+
+
+def _attempts(health: HealthFilter) -> QuerySet[Attempt]:
+    rows = Attempt.objects.filter(started_at__gte=health.since, started_at__lte=health.now)
+    if health.insurer_code:
+        rows = rows.filter(insurer_code=health.insurer_code)
+    if health.product:
+        rows = rows.filter(product=health.product)
+    return rows
+
+
+@dataclass
+class InsurerProductHealth:
+    """One dashboard row: an insurer's calls for one product in the window, and its work records."""
+
+    insurer_code: str
+    product: str
+    attempts: int = 0
+    successes: int = 0
+    throttled: int = 0
+    retries: int = 0
+    retryable: int = 0
+    permanent: int = 0
+    unknown: int = 0
+    work: dict[str, WorkCounts] = field(default_factory=dict)
+
+    @property
+    def throttle_ratio(self) -> float:
+        return self.throttled / self.attempts if self.attempts else 0.0
+
+    @property
+    def retry_rate(self) -> float:
+        """Share of the calls that were a second or later try of an operation."""
+        return self.retries / self.attempts if self.attempts else 0.0
+
+    @property
+    def work_total(self) -> WorkCounts:
+        total = WorkCounts()
+        for counts in self.work.values():
+            total.add(counts)
+        return total
+
+
+def insurer_health(*, health: HealthFilter) -> list[InsurerProductHealth]:
+    """Per insurer and product: attempts, outcomes, throttles and retries in the window, work records now."""
+    rows: dict[GroupKey, InsurerProductHealth] = {}
+    grouped = (
+        _attempts(health)
+        .values("insurer_code", "product")
+        .annotate(
+            attempts=Count("pk"),
+            successes=Count("pk", filter=Q(ok=True)),
+            throttled=Count("pk", filter=Q(error_kind=ErrorKind.THROTTLED)),
+            retries=Count("pk", filter=Q(attempt_no__gt=1)),
+            retryable=Count("pk", filter=Q(error_class=ErrorClass.RETRYABLE)),
+            permanent=Count("pk", filter=Q(error_class=ErrorClass.PERMANENT)),
+            unknown=Count("pk", filter=Q(error_class=ErrorClass.UNKNOWN)),
+        )
+        .order_by()
+    )
+    for row in grouped:
+        key = (row.pop("insurer_code"), row.pop("product"))
+        rows[key] = InsurerProductHealth(*key, **row)
+    for key, by_source in work_counts(health=health).items():
+        rows.setdefault(key, InsurerProductHealth(*key)).work = by_source
+    return [rows[key] for key in sorted(rows)]
+
+
+@dataclass(frozen=True)
+class CodeConclusion:
+    """What the insurer said (its code) beside what we concluded (class and kind), and how often."""
+
+    insurer_code: str
+    provider_code: str
+    error_class: str
+    error_kind: str
+    count: int
+
+
+def provider_code_conclusions(*, health: HealthFilter) -> list[CodeConclusion]:
+    grouped = (
+        _attempts(health)
+        .filter(ok=False)
+        .values("insurer_code", "provider_code", "error_class", "error_kind")
+        .annotate(count=Count("pk"))
+        .order_by("insurer_code", "-count", "provider_code")
+    )
+    return [CodeConclusion(**row) for row in grouped]
+
+
+@dataclass(frozen=True)
+class MinutePoint:
+    minute: datetime
+    attempts: int
+    throttled: int
+
+
+def attempts_per_minute(*, health: HealthFilter) -> list[MinutePoint]:
+    """Calls and throttles per minute across the whole window, quiet minutes included as zeros.
+
+    A plateau (throttles steady while calls sit flat at the contracted rate) and a spike (an
+    outage) look different here, which a single ratio hides.
+    """
+    grouped = (
+        _attempts(health)
+        .annotate(minute=TruncMinute("started_at"))
+        .values("minute")
+        .annotate(attempts=Count("pk"), throttled=Count("pk", filter=Q(error_kind=ErrorKind.THROTTLED)))
+        .order_by("minute")
+    )
+    by_minute = {row["minute"].astimezone(UTC): row for row in grouped}
+    first = health.since.astimezone(UTC).replace(second=0, microsecond=0)
+    last = health.now.astimezone(UTC).replace(second=0, microsecond=0)
+    points = []
+    minute = first
+    while minute <= last:
+        row = by_minute.get(minute, {})
+        points.append(MinutePoint(minute, row.get("attempts", 0), row.get("throttled", 0)))
+        minute += timedelta(minutes=1)
+    return points
+
+
+@dataclass(frozen=True)
+class UnknownCode:
+    """A raw code no table knows yet, with the insurer's latest answer carrying it."""
+
+    insurer_code: str
+    provider_code: str
+    count: int
+    first_seen: datetime
+    last_seen: datetime
+    operations: tuple[str, ...]
+    http_status: int | None
+    message: str
+    raw_sample: str
+    # The admin's mapping made since (these calls happened before it), if any.
+    mapped_kind: str = ""
+
+    @property
+    def classifiable(self) -> bool:
+        return bool(self.provider_code) and self.provider_code not in PLATFORM_MARKERS
+
+
+def unknown_codes_seen(*, health: HealthFilter) -> list[UnknownCode]:
+    unknown = _attempts(health).filter(error_class=ErrorClass.UNKNOWN)
+    grouped = (
+        unknown.values("insurer_code", "provider_code")
+        .annotate(count=Count("pk"), first_seen=Min("started_at"), last_seen=Max("started_at"))
+        .order_by("-last_seen")
+    )
+    mapped = {
+        (insurer_code, code): kind
+        for insurer_code, code, kind in ErrorMapping.objects.values_list("insurer__code", "provider_code", "kind")
+    }
+    codes = []
+    for row in grouped:
+        same = unknown.filter(insurer_code=row["insurer_code"], provider_code=row["provider_code"])
+        latest = same.order_by("-started_at", "-pk").values("http_status", "message", "raw_sample").first() or {}
+        operations = tuple(sorted(set(same.values_list("operation", flat=True))))
+        codes.append(
+            UnknownCode(
+                **row,
+                operations=operations,
+                http_status=latest.get("http_status"),
+                message=latest.get("message", ""),
+                raw_sample=latest.get("raw_sample", ""),
+                mapped_kind=mapped.get((row["insurer_code"], row["provider_code"]), ""),
+            )
+        )
+    return codes
+
+
+# --- Shared pacing state ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AccountRate:
+    insurer_code: str
+    account_key: str
+    rate: float | None
+    contracted_rate: float | None
+
+
+def send_rates(*, insurer_code: str = "") -> list[AccountRate]:
+    """The current shared send rate of every agency account, beside its contracted rate."""
+    accounts = InsurerAccount.objects.select_related("insurer").filter(is_active=True)
+    if insurer_code:
+        accounts = accounts.filter(insurer__code=insurer_code)
+    contracted = {a.rate_key: (a.insurer.code, a.contracted_rate) for a in accounts}
+    state = shared_state()
+    if isinstance(state, DatabaseSharedState):
+        stored = SendRateState.objects.all()
+        if insurer_code:
+            stored = stored.filter(account_key__startswith=f"{insurer_code}:")
+        rates = dict(stored.values_list("account_key", "rate"))
+    else:
+        rates = {key: state.current_rate(key) for key in contracted}
+    keys = sorted(set(contracted) | set(rates))
+    return [
+        AccountRate(
+            insurer_code=contracted.get(key, (key.split(":", 1)[0], None))[0],
+            account_key=key,
+            rate=rates.get(key),
+            contracted_rate=contracted.get(key, (None, None))[1],
+        )
+        for key in keys
+    ]
+
+
+@dataclass(frozen=True)
+class RetryBudgetState:
+    """An insurer's retry budget over the sliding window, and the room left per operation's ratio."""
+
+    insurer_code: str
+    first_successes: int
+    first_failures: int
+    retries: int
+    denied: int
+    headroom: dict[str, float]
+
+
+def retry_budgets(*, insurer_codes: list[str]) -> list[RetryBudgetState]:
+    state = shared_state()
+    budgets = []
+    for code in insurer_codes:
+        snapshot = state.budget_snapshot(code)
+        headroom = {}
+        for operation in Operation:
+            ratio = policy_for(code, operation.value).retry_budget_ratio
+            # Mirrors ratecontrol.retry_allowed: retries < ratio * first_successes + BUDGET_MIN_RETRIES.
+            allowed = ratio * snapshot["first_successes"] + BUDGET_MIN_RETRIES
+            headroom[operation.value] = max(allowed - snapshot["retries"], 0.0)
+        budgets.append(RetryBudgetState(insurer_code=code, **snapshot, headroom=headroom))
+    return budgets

@@ -1,0 +1,244 @@
+"""`/metrics` in Prometheus text format, read from the database at scrape time.
+
+Counters here are counts of `Attempt` rows and histogram buckets are counts of rows under each
+latency bound, so the numbers are the same whichever process answers the scrape and however
+many worker processes made the calls: there is no per-process state to merge (which is what
+prometheus_client's multiprocess mode would need, with its files and their clean-up).
+
+Consequences worth knowing:
+- Every process answers with the platform's totals: scrape one target (or, with several
+  scraped, aggregate with `max`, not `sum`, for absolute numbers; ratios are unaffected).
+- Counters stay monotonic as long as attempt rows are kept; a future purge of old rows should
+  keep their totals somewhere, or Prometheus sees a counter reset.
+
+Labels: `insurer`, `operation`, `product`, `class` (`success`, `permanent`, `retryable`,
+`unknown`) and `kind` (the error kind, `success` for a success).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+
+from integrations.health import HealthFilter, retry_budgets, send_rates, work_counts, work_sources
+from integrations.models import Attempt, Insurer
+from integrations.operations import Operation
+from integrations.policies import policy_for
+from integrations.taxonomy import ErrorClass
+
+SUCCESS = "success"
+ATTEMPT_LABELS = ["insurer", "operation", "product", "class", "kind"]
+# Upper bounds in seconds: from a fast quote to a slow nightly status call.
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+WORK_STATES = ("queued", "in_flight", "pending_backoff", "pending_due", "submitted", "failed", "deferred")
+
+
+def metrics_render() -> tuple[bytes, str]:
+    """The exposition body and its content type."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(list(metric_families())))
+    # The classic text format: every Prometheus version parses it, and all our names are classic names.
+    return generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4
+
+
+class _Families:
+    """A collector that hands out families already read (prometheus_client's custom collector API)."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self._families)
+
+
+def metric_families() -> Iterable[Metric]:
+    insurers = list(Insurer.objects.order_by("code").values_list("code", "products"))
+    yield from _attempt_families()
+    yield _unknown_answers(insurers)
+    yield _latency_histogram()
+    yield from _send_rate_families()
+    yield from _policy_families([code for code, _ in insurers])
+    yield from _work_families(insurers)
+
+
+def _label_values(row: dict) -> list[str]:
+    cls = row["error_class"] or SUCCESS
+    kind = row["error_kind"] or SUCCESS
+    return [row["insurer_code"], row["operation"], row["product"], cls, kind]
+
+
+_GROUP = ("insurer_code", "operation", "product", "error_class", "error_kind")
+
+
+def _attempt_families() -> Iterator[Metric]:
+    attempts = CounterMetricFamily(
+        "insurehub_insurer_attempts",
+        "HTTP exchanges with insurers (helper calls included), by what we concluded.",
+        labels=ATTEMPT_LABELS,
+    )
+    retries = CounterMetricFamily(
+        "insurehub_insurer_retries",
+        "HTTP exchanges that were a second or later try of an operation.",
+        labels=ATTEMPT_LABELS,
+    )
+    grouped = (
+        Attempt.objects.values(*_GROUP)
+        .annotate(n=Count("pk"), retries=Count("pk", filter=Q(attempt_no__gt=1)))
+        .order_by(*_GROUP)
+    )
+    for row in grouped:
+        labels = _label_values(row)
+        attempts.add_metric(labels, row["n"])
+        retries.add_metric(labels, row["retries"])
+    yield attempts
+    yield retries
+
+
+def _unknown_answers(insurers: list[tuple[str, list]]) -> Metric:
+    """Unknown answers per insurer and operation, zero included.
+
+    A series that appears only with its first unknown answer is invisible to `increase()`,
+    so every (insurer, operation) is written from the start: the very first unknown code alerts.
+    """
+    family = CounterMetricFamily(
+        "insurehub_insurer_unknown_answers",
+        "Answers carrying a code no table classifies (class unknown).",
+        labels=["insurer", "operation"],
+    )
+    counts = {
+        (row["insurer_code"], row["operation"]): row["n"]
+        for row in Attempt.objects.filter(error_class=ErrorClass.UNKNOWN)
+        .values("insurer_code", "operation")
+        .annotate(n=Count("pk"))
+        .order_by()
+    }
+    keys = {(code, op.value) for code, _ in insurers for op in Operation} | set(counts)
+    for key in sorted(keys):
+        family.add_metric(list(key), counts.get(key, 0))
+    return family
+
+
+def _latency_histogram() -> Metric:
+    family = HistogramMetricFamily(
+        "insurehub_insurer_attempt_latency_seconds",
+        "Time from sending a request to an insurer to having its whole answer (or giving up).",
+        labels=ATTEMPT_LABELS,
+    )
+    bounds = {f"le_{i}": Count("pk", filter=Q(latency_ms__lte=b * 1000)) for i, b in enumerate(LATENCY_BUCKETS)}
+    grouped = (
+        Attempt.objects.values(*_GROUP).annotate(n=Count("pk"), total_ms=Sum("latency_ms"), **bounds).order_by(*_GROUP)
+    )
+    for row in grouped:
+        buckets = [(_le(b), row[f"le_{i}"]) for i, b in enumerate(LATENCY_BUCKETS)]
+        buckets.append(("+Inf", row["n"]))
+        family.add_metric(_label_values(row), buckets, sum_value=(row["total_ms"] or 0.0) / 1000)
+    return family
+
+
+def _le(bound: float) -> str:
+    return repr(float(bound))
+
+
+def _send_rate_families() -> Iterator[Metric]:
+    rate = GaugeMetricFamily(
+        "insurehub_send_rate_per_second",
+        "Current shared send rate of an agency account at an insurer.",
+        labels=["insurer", "account"],
+    )
+    contracted = GaugeMetricFamily(
+        "insurehub_contracted_rate_per_second",
+        "The agency's contracted request rate at the insurer: the send-rate ceiling.",
+        labels=["insurer", "account"],
+    )
+    for account in send_rates():
+        if account.rate is not None:
+            rate.add_metric([account.insurer_code, account.account_key], account.rate)
+        if account.contracted_rate is not None:
+            contracted.add_metric([account.insurer_code, account.account_key], account.contracted_rate)
+    yield rate
+    yield contracted
+
+
+def _policy_families(insurer_codes: list[str]) -> Iterator[Metric]:
+    headroom = GaugeMetricFamily(
+        "insurehub_retry_budget_headroom",
+        "Retries the insurer's sliding-window retry budget still allows, at this operation's ratio.",
+        labels=["insurer", "operation"],
+    )
+    denied = GaugeMetricFamily(
+        "insurehub_retry_budget_denied",
+        "Retries the budget refused within its current sliding window.",
+        labels=["insurer"],
+    )
+    threshold = GaugeMetricFamily(
+        "insurehub_policy_throttle_threshold",
+        "Throttle ratio above which the send rate is cut (the policy in force); alerts compare against it.",
+        labels=["insurer", "operation"],
+    )
+    for budget in retry_budgets(insurer_codes=insurer_codes):
+        for operation, room in budget.headroom.items():
+            headroom.add_metric([budget.insurer_code, operation], room)
+        denied.add_metric([budget.insurer_code], budget.denied)
+    for code in insurer_codes:
+        for operation in Operation:
+            threshold.add_metric([code, operation.value], policy_for(code, operation.value).throttle_threshold)
+    yield headroom
+    yield denied
+    yield threshold
+
+
+def _work_families(insurers: list[tuple[str, list]]) -> Iterator[Metric]:
+    labels = ["work", "insurer", "product"]
+    items = GaugeMetricFamily(
+        "insurehub_work_items",
+        "Durable work records by state; pending is split into backoff (waiting on purpose) and due.",
+        labels=[*labels, "state"],
+    )
+    dead = GaugeMetricFamily(
+        "insurehub_work_dead_letters",
+        "Dead letters (FAILED + DEFERRED records) waiting for a human.",
+        labels=labels,
+    )
+    oldest = GaugeMetricFamily(
+        "insurehub_work_oldest_pending_age_seconds",
+        "How long the oldest due QUEUED/PENDING record has waited to be picked up (0: none overdue).",
+        labels=labels,
+    )
+    now = timezone.now()
+    counts = work_counts(health=HealthFilter(since=now, now=now))
+    # Every product an insurer sells has its series from the start, so `delta()` sees the first dead letter.
+    keys: set[tuple[str, str, str]] = {
+        (source.name, code, product)
+        for source in work_sources()
+        for code, products in insurers
+        for product in products or []
+    }
+    keys |= {(source, code, product) for (code, product), by_source in counts.items() for source in by_source}
+    for source, code, product in sorted(keys):
+        work = counts.get((code, product), {}).get(source)
+        values = (
+            dict.fromkeys(WORK_STATES, 0)
+            if work is None
+            else {
+                "queued": work.queued,
+                "in_flight": work.in_flight,
+                "pending_backoff": work.backoff,
+                "pending_due": work.due,
+                "submitted": work.submitted,
+                "failed": work.failed,
+                "deferred": work.deferred,
+            }
+        )
+        for state, value in values.items():
+            items.add_metric([source, code, product, state], value)
+        dead.add_metric([source, code, product], values["failed"] + values["deferred"])
+        age = work.oldest_pending_age if work is not None else None
+        oldest.add_metric([source, code, product], age or 0.0)
+    yield items
+    yield dead
+    yield oldest

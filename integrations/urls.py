@@ -1,0 +1,24 @@
+"""The operator console's URLs; included by the project *before* `admin/`.
+
+The dashboard lives under /admin/ as an admin page (staff only, through `admin_view`), and
+must come before the admin's own patterns, whose catch-all would answer 404 for it.
+"""
+
+from django.contrib import admin
+from django.urls import path
+
+from integrations import views
+
+urlpatterns = [
+    path("metrics", views.metrics_view, name="metrics"),
+    path(
+        "admin/integrations/health/",
+        admin.site.admin_view(views.health_dashboard),
+        name="integrations_health",
+    ),
+    path(
+        "admin/integrations/health/classify/",
+        admin.site.admin_view(views.unknown_code_classify),
+        name="integrations_health_classify",
+    ),
+]

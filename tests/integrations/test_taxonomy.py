@@ -1,0 +1,44 @@
+"""The error taxonomy: every kind has one class, and errors survive a trip through a task queue."""
+
+from __future__ import annotations
+
+import pickle
+
+from integrations.taxonomy import KIND_CLASS, ErrorClass, ErrorKind, InsurerError, WaitHint
+
+
+def test_every_kind_has_exactly_one_class():
+    """The three classes cover all eleven kinds, as the issue lists them."""
+    assert set(KIND_CLASS) == set(ErrorKind)
+    permanent = {k for k, c in KIND_CLASS.items() if c is ErrorClass.PERMANENT}
+    retryable = {k for k, c in KIND_CLASS.items() if c is ErrorClass.RETRYABLE}
+    assert {k.value for k in permanent} == {
+        "validation",
+        "auth",
+        "not_allowed",
+        "not_found",
+        "business_reject",
+        "expired",
+    }
+    assert {k.value for k in retryable} == {"throttled", "unavailable", "timeout", "connection"}
+    assert KIND_CLASS[ErrorKind.UNCLASSIFIED] is ErrorClass.UNKNOWN
+
+
+def test_insurer_error_survives_pickling():
+    """django-q stores task results pickled: an error must come back whole."""
+    error = InsurerError(
+        ErrorKind.THROTTLED,
+        provider_code="RATE_LIMITED",
+        message="slow down",
+        http_status=429,
+        wait=WaitHint(2.0, "Retry-After"),
+        raw_sample="{}",
+    )
+    copy = pickle.loads(pickle.dumps(error))  # noqa: S301 - bytes made one line above
+    assert (copy.kind, copy.provider_code, copy.http_status, copy.wait) == (
+        ErrorKind.THROTTLED,
+        "RATE_LIMITED",
+        429,
+        WaitHint(2.0, "Retry-After"),
+    )
+    assert copy.error_class is ErrorClass.RETRYABLE
