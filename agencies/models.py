@@ -31,3 +31,28 @@ class AgentProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.agency.code}"
+
+
+class LoginFailure(models.Model):
+    """Failed password logins of one username from one address, counted in the database.
+
+    The count lives here rather than in a process's memory because several web workers serve
+    logins: a guesser spreading tries over workers still meets one counter (agencies.auth).
+    """
+
+    username = models.CharField("kullanıcı adı", max_length=150)
+    ip_address = models.CharField("IP adresi", max_length=45, blank=True)
+    failures = models.PositiveIntegerField("başarısız deneme", default=0)
+    window_started_at = models.DateTimeField("ilk başarısız deneme")
+    locked_until = models.DateTimeField("kilit bitişi", null=True, blank=True)
+
+    class Meta:
+        verbose_name = "başarısız giriş"
+        verbose_name_plural = "başarısız girişler"
+        constraints = [
+            models.UniqueConstraint(fields=["username", "ip_address"], name="one_login_counter_per_username_ip")
+        ]
+        indexes = [models.Index(fields=["window_started_at"], name="login_failure_window_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.username} @ {self.ip_address or '?'}: {self.failures}"

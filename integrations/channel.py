@@ -28,6 +28,9 @@ from integrations.validators import mask_identities_in_text
 
 T = TypeVar("T")
 
+# provider_code of a request refused before sending: never recorded as an attempt.
+NOT_SENT = "REQUEST_NOT_SENT"
+
 # An answer larger than this is not an insurer's answer to a quote; refuse to hold it.
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 
@@ -133,7 +136,8 @@ class Channel:
             reply = self._send(call, read_timeout)
             result = read(reply)
         except InsurerError as error:
-            self._record(call, started_at, started, reply, error)
+            if error.provider_code != NOT_SENT:
+                self._record(call, started_at, started, reply, error)
             raise
         except Refusal as refusal:
             error = self._from_refusal(refusal, reply)
@@ -143,7 +147,8 @@ class Channel:
             error = InsurerError(
                 ErrorKind.UNCLASSIFIED,
                 provider_code="MALFORMED_RESPONSE",
-                message=f"{type(exc).__name__}: {exc}"[:300],
+                # The exception may quote the answer, identity numbers included.
+                message=mask_identities_in_text(f"{type(exc).__name__}: {exc}")[:300],
                 http_status=reply.status if reply else None,
                 ambiguous=True,
                 raw_sample=reply.sample() if reply else "",
@@ -156,13 +161,24 @@ class Channel:
     def _send(self, call: Call, read_timeout: float) -> Reply:
         session = self._session or _session()
         try:
-            response = session.request(
+            request = requests.Request(
                 call.method,
                 self.base_url + call.path,
                 json=call.json,
                 data=call.body,
                 headers=call.headers,
                 params=call.params,
+            )
+            prepared = session.prepare_request(request)
+        except (requests.exceptions.RequestException, ValueError) as exc:
+            # Refused before a byte left (a header with a line break, a bad URL): the insurer
+            # never saw it, so no attempt is recorded and nothing can have taken effect.
+            raise InsurerError(
+                ErrorKind.UNCLASSIFIED, provider_code=NOT_SENT, message=f"{type(exc).__name__}: {exc}"[:300]
+            ) from exc
+        try:
+            response = session.send(
+                prepared,
                 timeout=(settings.INSURER_CONNECT_TIMEOUT, max(read_timeout, 0.05)),
                 allow_redirects=False,
                 stream=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -27,6 +28,19 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+# What the platform can store: quote and policy numbers up to 64 characters, premiums under
+# 10^10 TRY (DecimalField(12, 2)), ISO currency codes. An answer outside these is malformed:
+# it must become `unknown`, never a half-stored quote.
+MAX_NUMBER_LENGTH = 64
+MAX_PREMIUM = Decimal(10) ** 10
+CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
+
+
+def _check_text(name: str, value: object, max_length: int) -> None:
+    if not isinstance(value, str) or not value.strip() or len(value) > max_length:
+        raise ValueError(f"{name} is not a usable text: {value!r}"[:200])
+
+
 class _Result:
     def to_json(self) -> dict[str, Any]:
         return _jsonable(asdict(self))  # type: ignore[call-overload]
@@ -38,8 +52,19 @@ class Quote(_Result):
     premium: Decimal
     currency: str
     valid_until: datetime
-    # Insurer-specific extras worth keeping (kasko coverages, DASK sum insured).
+    # Insurer-specific extras worth keeping (kasko coverages, DASK sum insured); JSON-safe values only.
     details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_text("quote_no", self.quote_no, MAX_NUMBER_LENGTH)
+        if not isinstance(self.currency, str) or not CURRENCY_RE.match(self.currency):
+            raise ValueError(f"currency is not an ISO code: {self.currency!r}"[:200])
+        if not isinstance(self.premium, Decimal) or not self.premium.is_finite():
+            raise ValueError(f"premium is not a decimal: {self.premium!r}")
+        if not Decimal(0) <= self.premium < MAX_PREMIUM:
+            raise ValueError(f"premium out of range: {self.premium}")
+        if not isinstance(self.valid_until, datetime) or self.valid_until.tzinfo is None:
+            raise ValueError("valid_until must be an aware datetime")
 
 
 @dataclass(frozen=True)
@@ -48,8 +73,18 @@ class Address(_Result):
     address: str
     building_id: str
 
+    def __post_init__(self) -> None:
+        _check_text("uavt_code", self.uavt_code, 16)
+        _check_text("address", self.address, 500)
+        _check_text("building_id", self.building_id, MAX_NUMBER_LENGTH)
+
 
 @dataclass(frozen=True)
 class Policy(_Result):
     policy_no: str
     status: PolicyStatus
+
+    def __post_init__(self) -> None:
+        _check_text("policy_no", self.policy_no, MAX_NUMBER_LENGTH)
+        if not isinstance(self.status, PolicyStatus):
+            raise ValueError(f"unknown policy status: {self.status!r}")

@@ -27,6 +27,11 @@ run_pytest() {
 
 run_pytest -m "not scaleout and not chaos" "$@"
 
+# Known vulnerabilities in the pinned dependencies fail the run (see scripts/audit.sh).
+if [ "$#" -eq 0 ]; then
+  bash scripts/audit.sh
+fi
+
 # Phase 2: scale-out and chaos on the real engines (only in a full run, and once they exist).
 if [ "$#" -eq 0 ] && compgen -G "tests/scaleout/test_*.py" >/dev/null; then
   database_url=$(bash scripts/postgres.sh start)

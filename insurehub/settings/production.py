@@ -1,5 +1,6 @@
 """Production settings: refuse to start without a real secret; secure cookies and HTTPS."""
 
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
@@ -16,6 +17,12 @@ CSRF_COOKIE_SECURE = True
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
+# `__Host-` cookies are accepted by browsers only over HTTPS, for this exact host and path "/": a
+# sibling subdomain cannot plant a session or CSRF cookie (session fixation, CSRF token injection).
+SESSION_COOKIE_NAME = "__Host-sessionid"
+CSRF_COOKIE_NAME = "__Host-csrftoken"
+# No script reads the CSRF cookie: forms carry the token, and Swagger UI gets it in its page.
+CSRF_COOKIE_HTTPONLY = True
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
@@ -24,3 +31,11 @@ X_FRAME_OPTIONS = "DENY"
 
 if not CREDENTIALS_KEY:  # noqa: F405
     raise ImproperlyConfigured("INSUREHUB_CREDENTIALS_KEY must be set (a Fernet key) in production")
+try:
+    # A malformed key would otherwise start fine and fail on the first insurer call or admin save.
+    Fernet(CREDENTIALS_KEY)  # noqa: F405
+except (ValueError, TypeError) as exc:
+    raise ImproperlyConfigured(
+        "INSUREHUB_CREDENTIALS_KEY is not a Fernet key (32 url-safe base64-encoded bytes); "
+        "make one with Fernet.generate_key()"
+    ) from exc

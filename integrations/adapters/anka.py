@@ -17,6 +17,7 @@ from integrations.adapters.base import (
     path_part,
     pick,
     status_refusal,
+    text,
 )
 from integrations.adapters.registry import register
 from integrations.channel import Call, Reply
@@ -91,16 +92,16 @@ class AnkaAdapter(InsurerAdapter):
         body = self._read(reply)
         details = {k: body[k] for k in ("coverages", "sum_insured") if k in body}
         return Quote(
-            quote_no=str(body["quote_no"]),
+            quote_no=text(body["quote_no"]),
             premium=parse_money(body["premium"]),
-            currency=str(body["currency"]),
+            currency=text(body["currency"]),
             valid_until=parse_utc(body["valid_until"]),
             details=details,
         )
 
     def _read_policy(self, reply: Reply) -> Policy:
         body = self._read(reply)
-        return Policy(policy_no=str(body["policy_no"]), status=POLICY_STATUSES[body["status"]])
+        return Policy(policy_no=text(body["policy_no"]), status=POLICY_STATUSES[body["status"]])
 
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
         return self.channel.exchange(
@@ -116,7 +117,7 @@ class AnkaAdapter(InsurerAdapter):
         def read(reply: Reply) -> Address:
             body = self._read(reply)
             return Address(
-                uavt_code=str(body["uavt_code"]), address=str(body["address"]), building_id=str(body["building_id"])
+                uavt_code=text(body["uavt_code"]), address=text(body["address"]), building_id=text(body["building_id"])
             )
 
         return self.channel.exchange(self._call("GET", f"/v1/dask/addresses/{path_part(data.get('uavt_code'))}"), read)

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from integrations.channel import Channel, Reply
-from integrations.results import Address, Policy, Quote
+from integrations.results import MAX_PREMIUM, Address, Policy, Quote
 from integrations.taxonomy import ErrorKind, Refusal
 
 # What an answer without an insurer code of its own means, by HTTP status.
@@ -64,9 +64,18 @@ def parse_money(value: Any) -> Decimal:
         amount = Decimal(str(value))
     except InvalidOperation as exc:
         raise ValueError(f"premium is not a decimal: {value!r}") from exc
-    if not amount.is_finite() or amount < 0:
-        raise ValueError(f"premium out of range: {value!r}")
+    if not amount.is_finite() or not Decimal(0) <= amount < MAX_PREMIUM:
+        raise ValueError(f"premium out of range: {value!r}"[:200])
     return amount.quantize(Decimal("0.01"))
+
+
+def text(value: Any) -> str:
+    """A text field of an answer. null, an object or a list is a malformed answer, never the text 'None'."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise ValueError(f"expected text, got {type(value).__name__}")
 
 
 def parse_utc(value: Any) -> datetime:

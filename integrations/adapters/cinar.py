@@ -27,6 +27,7 @@ from integrations.adapters.base import (
     parse_money,
     parse_utc,
     status_refusal,
+    text,
 )
 from integrations.adapters.registry import register
 from integrations.channel import Call, Reply
@@ -210,9 +211,9 @@ def _read_token(reply: Reply) -> tuple[str, float]:
 def _read_quote(reply: Reply) -> Quote:
     data = _data(_answer(reply))
     return Quote(
-        quote_no=str(data["teklif_no"]),
+        quote_no=text(data["teklif_no"]),
         premium=parse_money(data["prim"]),
-        currency=str(data["para_birimi"]),
+        currency=text(data["para_birimi"]),
         valid_until=parse_utc(data["gecerlilik"]),
         details={ours: data[theirs] for theirs, ours in QUOTE_DETAILS.items() if theirs in data},
     )
@@ -220,11 +221,11 @@ def _read_quote(reply: Reply) -> Quote:
 
 def _read_address(reply: Reply) -> Address:
     data = _data(_answer(reply))
-    return Address(uavt_code=str(data["uavt_kodu"]), address=str(data["adres"]), building_id=str(data["bina_no"]))
+    return Address(uavt_code=text(data["uavt_kodu"]), address=text(data["adres"]), building_id=text(data["bina_no"]))
 
 
 def _policy(data: Mapping[str, Any]) -> Policy:
-    return Policy(policy_no=str(data["police_no"]), status=POLICY_STATUSES[data["durum"]])
+    return Policy(policy_no=text(data["police_no"]), status=POLICY_STATUSES[data["durum"]])
 
 
 def _read_policy(reply: Reply) -> Policy:

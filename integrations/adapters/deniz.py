@@ -28,6 +28,7 @@ from integrations.adapters.base import (
     path_part,
     pick,
     status_refusal,
+    text,
 )
 from integrations.adapters.registry import register
 from integrations.channel import Call, Channel, Reply
@@ -135,9 +136,9 @@ class DenizAdapter(InsurerAdapter):
         body = self._read(reply)
         premium = body["gross_premium"]
         return Quote(
-            quote_no=str(body["quote_id"]),
+            quote_no=text(body["quote_id"]),
             premium=parse_money(premium["amount"]),
-            currency=str(premium["currency"]),
+            currency=text(premium["currency"]),
             valid_until=parse_utc(body["expires_at"]),
             details={k: body[k] for k in QUOTE_DETAILS if k in body},
         )
@@ -168,7 +169,7 @@ class DenizAdapter(InsurerAdapter):
         def read(reply: Reply) -> Address:
             body = self._read(reply)
             return Address(
-                uavt_code=str(body["uavt_code"]), address=str(body["line"]), building_id=str(body["building_ref"])
+                uavt_code=text(body["uavt_code"]), address=text(body["line"]), building_id=text(body["building_ref"])
             )
 
         return self.channel.exchange(self._call("GET", f"/addresses/{path_part(data.get('uavt_code'))}"), read)
@@ -176,7 +177,7 @@ class DenizAdapter(InsurerAdapter):
     def policy_status(self, data: Mapping[str, Any]) -> Policy:
         def read(reply: Reply) -> Policy:
             body = self._read(reply)
-            return Policy(policy_no=str(body["policy_no"]), status=POLICY_STATES[body["state"]])
+            return Policy(policy_no=text(body["policy_no"]), status=POLICY_STATES[body["state"]])
 
         return self.channel.exchange(self._call("GET", f"/policies/{path_part(data.get('policy_no'))}"), read)
 
@@ -317,9 +318,9 @@ def _request_state(body: Any) -> _RequestState:
     if status == ISSUED and not body.get("policy_no"):
         raise ValueError(f"request {body['request_id']} ISSUED without a policy_no")
     return _RequestState(
-        request_id=str(body["request_id"]),
+        request_id=text(body["request_id"]),
         status=status,
-        policy_no=str(body.get("policy_no") or ""),
+        policy_no=text(body.get("policy_no") or ""),
         reason=str(body.get("reason") or ""),
     )
 

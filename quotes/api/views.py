@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agencies.auth import ThrottledAuthTokenSerializer
 from integrations.models import PRODUCT_CHOICES
 from quotes import selectors
 from quotes.api.serializers import (
@@ -293,6 +294,8 @@ class TokenObtainApi(ObtainAuthToken):
     """DRF's token login. No session authentication here, so a browser's cookie never demands CSRF."""
 
     authentication_classes = ()
+    # Failed attempts count towards the same lock-out as the login page.
+    serializer_class = ThrottledAuthTokenSerializer
 
     @extend_schema(
         operation_id="auth_token_create",
@@ -302,6 +305,10 @@ class TokenObtainApi(ObtainAuthToken):
         responses={
             200: inline_serializer("AuthTokenResponse", fields={"token": serializers.CharField()}),
             400: field_errors("Wrong username or password.", {"non_field_errors": ["..."]}),
+            429: OpenApiResponse(
+                DetailSerializer,
+                description="Too many failed logins for this username from this address; see `Retry-After`.",
+            ),
         },
     )
     def post(self, request: Request, *args, **kwargs) -> Response:

@@ -1,0 +1,376 @@
+"""Agency isolation as a matrix: every object type × read, list, issue, replay, over the web desk and the API.
+
+Both agencies hold the same kinds of objects for the same customer (same plate, same TCKN), so
+a leak cannot hide behind different data. Each cell runs in both directions (ACENTE1 looking at
+ACENTE2's objects and the other way round) and checks two things: the other agency's object is
+refused exactly like one that does not exist (never told apart), and the agent's own object
+works through the same door (so the refusal is scoping, not a broken page).
+
+| object        | read                       | list                             | issue         | replay     |
+|---------------|----------------------------|----------------------------------|---------------|------------|
+| quote request | web detail+results, API    | web list+search, API list+search | —             | —          |
+| insurer quote | web confirm page, API rows | rows of the request, web and API | web POST, API | —          |
+| issuance      | web detail+status, API     | on the request pages (web)       | —             | admin, API |
+| policy        | (no detail page)           | web list, API list               | —             | sync admin |
+
+Replay is staff work (admin actions, `replay_dead_letters`): agents of either agency are refused
+for their own records as for the other's, and the API has no replay operation at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from integrations.models import InsurerAccount
+from integrations.work import WorkState
+from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
+from sync.models import SyncItem, SyncRun
+from tests import samples
+
+pytestmark = pytest.mark.django_db
+
+UNKNOWN_UUID = "00000000-0000-4000-8000-000000000000"
+UNKNOWN_PK = 987654321
+
+
+@dataclass
+class AgencyObjects:
+    """One agency's objects of every type (created directly: no insurer call is needed to own them)."""
+
+    user: object
+    request: QuoteRequest  # with `quote`, a successful quote nobody issued yet
+    quote: InsurerQuote
+    issued_request: QuoteRequest  # issued: its SUBMITTED issuance made `policy`
+    failed_issuance: Issuance  # a dead letter, on a third request
+    issuance: Issuance
+    policy: Policy
+    sync_item: SyncItem
+
+
+def agency_objects(user) -> AgencyObjects:
+    agency = user.agent_profile.agency
+    accounts = {a.insurer.code: a for a in InsurerAccount.objects.select_related("insurer").filter(agency=agency)}
+    now = timezone.now()
+
+    def quote_request() -> QuoteRequest:
+        return QuoteRequest.objects.create(
+            agency=agency,
+            created_by=user,
+            product="trafik",
+            input_data=dict(samples.TRAFIK),
+            plate=samples.TRAFIK["plate"],
+            owner_id=samples.TRAFIK["owner_id"],
+            deadline_at=now + timedelta(minutes=5),
+        )
+
+    def quote(request: QuoteRequest, code: str) -> InsurerQuote:
+        return InsurerQuote.objects.create(
+            request=request,
+            insurer=accounts[code].insurer,
+            account=accounts[code],
+            state=InsurerQuote.State.SUCCEEDED,
+            attempt=1,
+            quote_no=f"{code[:2].upper()}-T-{agency.code}-{request.pk}",
+            premium=Decimal("1234.50"),
+            currency="TRY",
+            valid_until=now + timedelta(hours=1),
+            finished_at=now,
+        )
+
+    def issuance(row: InsurerQuote, state: str, suffix: str) -> Issuance:
+        return Issuance.objects.create(
+            insurer_quote=row,
+            quote_request=row.request,
+            agency=agency,
+            requested_by=user,
+            reference=f"IH-{agency.code}-{suffix}",
+            state=state,
+            payload={"quote_no": row.quote_no, "payment_token": samples.PAYMENT_TOKEN},
+            error_class="permanent" if state == WorkState.FAILED else "",
+            error_kind="business_reject" if state == WorkState.FAILED else "",
+            policy_no=f"PN-{agency.code}-{suffix}" if state == WorkState.SUBMITTED else "",
+        )
+
+    open_request = quote_request()
+    open_quote = quote(open_request, "anka")
+    issued_request = quote_request()
+    # A dead letter on a request of its own: replaying it may make it live (one live issuance per request).
+    failed = issuance(quote(quote_request(), "anka"), WorkState.FAILED, "F")
+    submitted = issuance(quote(issued_request, "cinar"), WorkState.SUBMITTED, "S")
+    policy = Policy.objects.create(
+        agency=agency,
+        insurer=accounts["cinar"].insurer,
+        account=accounts["cinar"],
+        product="trafik",
+        policy_no=submitted.policy_no,
+        issuance=submitted,
+        plate=samples.TRAFIK["plate"],
+        owner_id=samples.TRAFIK["owner_id"],
+        premium=Decimal("1234.50"),
+    )
+    sync_item = SyncItem.objects.create(
+        run=SyncRun.objects.create(trigger=SyncRun.Trigger.COMMAND),
+        policy=policy,
+        state=WorkState.FAILED,
+        payload={"policy_no": policy.policy_no, "insurer": "cinar", "product": "trafik"},
+    )
+    return AgencyObjects(user, open_request, open_quote, issued_request, failed, submitted, policy, sync_item)
+
+
+@dataclass
+class World:
+    objects: dict[str, AgencyObjects]
+
+    def web(self, agency: str) -> Client:
+        client = Client()
+        client.force_login(self.objects[agency].user)
+        return client
+
+    def api(self, agency: str) -> APIClient:
+        client = APIClient()
+        client.force_authenticate(self.objects[agency].user)
+        return client
+
+
+@pytest.fixture
+def world(agents) -> World:
+    return World({code: agency_objects(user) for code, user in agents.items()})
+
+
+def assert_hidden(client, path: str, unknown_path: str, method: str = "get", **kwargs) -> None:
+    """Another agency's object answers exactly like one that does not exist."""
+    response = getattr(client, method)(path, **kwargs)
+    unknown = getattr(client, method)(unknown_path, **kwargs)
+    assert response.status_code == 404, (path, response.status_code)
+    assert (response.status_code, response.content) == (unknown.status_code, unknown.content), path
+
+
+def assert_shown(client, path: str, *expected: str) -> str:
+    response = client.get(path)
+    assert response.status_code == 200, (path, response.status_code)
+    text = response.content.decode()
+    for fragment in expected:
+        assert fragment in text, (path, fragment)
+    return text
+
+
+# --- the cells ------------------------------------------------------------------------------------
+
+
+def quote_request_read_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    for suffix in ("", "sonuclar/"):
+        assert_shown(client, f"/talepler/{own.request.public_id}/{suffix}")
+        assert_hidden(client, f"/talepler/{other.request.public_id}/{suffix}", f"/talepler/{UNKNOWN_UUID}/{suffix}")
+
+
+def quote_request_read_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    assert_shown(client, f"/api/quote-requests/{own.request.public_id}/", str(own.request.public_id))
+    assert_hidden(client, f"/api/quote-requests/{other.request.public_id}/", f"/api/quote-requests/{UNKNOWN_UUID}/")
+
+
+def quote_request_list_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    for query in ("", f"?q={samples.TRAFIK['plate']}", f"?q={samples.TRAFIK['owner_id']}"):
+        text = assert_shown(client, f"/talepler/{query}", str(own.request.public_id))
+        assert str(other.request.public_id) not in text and str(other.issued_request.public_id) not in text
+
+
+def quote_request_list_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    for query in ("", f"?search={samples.TRAFIK['plate']}", f"?search={samples.TRAFIK['owner_id']}"):
+        body = json.loads(assert_shown(client, f"/api/quote-requests/{query}"))
+        ids = {item["id"] for item in body["results"]}
+        assert ids == {str(r.public_id) for r in QuoteRequest.objects.filter(agency=own.request.agency)}
+        assert str(other.request.public_id) not in ids and body["count"] == 3
+
+
+def insurer_quote_read_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    assert_shown(client, f"/teklifler/{own.quote.pk}/policelestir/", own.quote.quote_no)
+    assert_hidden(client, f"/teklifler/{other.quote.pk}/policelestir/", f"/teklifler/{UNKNOWN_PK}/policelestir/")
+
+
+def insurer_quote_read_api(w: World, viewer: str, owner: str) -> None:
+    """The API shows quote rows only inside their request: the other's request is hidden, rows and all."""
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    body = json.loads(assert_shown(client, f"/api/quote-requests/{own.request.public_id}/"))
+    assert [row["id"] for row in body["results"]] == [own.quote.pk]
+    assert_hidden(client, f"/api/quote-requests/{other.request.public_id}/", f"/api/quote-requests/{UNKNOWN_UUID}/")
+
+
+def insurer_quote_list_web(w: World, viewer: str, owner: str) -> None:
+    """The viewer's request pages list the viewer's rows only."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    for request in (own.request, own.issued_request):
+        for suffix in ("", "sonuclar/"):
+            text = assert_shown(client, f"/talepler/{request.public_id}/{suffix}")
+            assert other.quote.quote_no not in text and f"/teklifler/{other.quote.pk}/" not in text
+
+
+def insurer_quote_list_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    other_rows = set(InsurerQuote.objects.filter(request__agency=other.request.agency).values_list("pk", flat=True))
+    for request in (own.request, own.issued_request):
+        body = json.loads(assert_shown(client, f"/api/quote-requests/{request.public_id}/"))
+        assert not {row["id"] for row in body["results"]} & other_rows
+
+
+def insurer_quote_issue_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    form = {"payment_token": samples.PAYMENT_TOKEN}
+    assert_hidden(
+        client,
+        f"/teklifler/{other.quote.pk}/policelestir/",
+        f"/teklifler/{UNKNOWN_PK}/policelestir/",
+        "post",
+        data=form,
+    )
+    assert not Issuance.objects.filter(insurer_quote=other.quote).exists()
+    response = client.post(f"/teklifler/{own.quote.pk}/policelestir/", form)
+    assert response.status_code == 302 and Issuance.objects.get(insurer_quote=own.quote).agency == own.request.agency
+
+
+def insurer_quote_issue_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    body = {"payment_token": samples.PAYMENT_TOKEN}
+    assert_hidden(
+        client,
+        f"/api/insurer-quotes/{other.quote.pk}/issue/",
+        f"/api/insurer-quotes/{UNKNOWN_PK}/issue/",
+        "post",
+        data=body,
+        format="json",
+    )
+    # Issuing the other's already-issued quotes must not hand back their issuance either.
+    for row in (other.failed_issuance.insurer_quote, other.issuance.insurer_quote):
+        assert client.post(f"/api/insurer-quotes/{row.pk}/issue/", body, format="json").status_code == 404
+    assert not Issuance.objects.filter(insurer_quote=other.quote).exists()
+    response = client.post(f"/api/insurer-quotes/{own.quote.pk}/issue/", body, format="json")
+    assert response.status_code == 202 and Issuance.objects.get(insurer_quote=own.quote).agency == own.request.agency
+
+
+def issuance_read_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    for suffix in ("", "durum/"):
+        assert_shown(client, f"/policelestirme/{own.issuance.pk}/{suffix}")
+        for issuance in (other.issuance, other.failed_issuance):
+            assert_hidden(client, f"/policelestirme/{issuance.pk}/{suffix}", f"/policelestirme/{UNKNOWN_PK}/{suffix}")
+
+
+def issuance_read_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    assert_shown(client, f"/api/issuances/{own.issuance.pk}/", own.issuance.reference)
+    for issuance in (other.issuance, other.failed_issuance):
+        assert_hidden(client, f"/api/issuances/{issuance.pk}/", f"/api/issuances/{UNKNOWN_PK}/")
+
+
+def issuance_list_web(w: World, viewer: str, owner: str) -> None:
+    """Issuances are listed on their request's page: the viewer's pages never name the other's."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    pages = ["/talepler/", f"/talepler/{own.issued_request.public_id}/", "/policeler/"]
+    for page in pages:
+        text = assert_shown(client, page)
+        for issuance in (other.issuance, other.failed_issuance):
+            assert issuance.reference not in text and f"/policelestirme/{issuance.pk}/" not in text
+
+
+def issuance_replay_admin(w: World, viewer: str, owner: str) -> None:
+    """Replay is an admin action: an agent is sent to the admin login, for their own record and the other's."""
+    client = w.web(viewer)
+    for issuance in (w.objects[viewer].failed_issuance, w.objects[owner].failed_issuance):
+        response = client.post(
+            "/admin/quotes/issuance/", {"action": "replay_selected", "_selected_action": [issuance.pk]}
+        )
+        assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+        assert Issuance.objects.get(pk=issuance.pk).state == WorkState.FAILED
+
+
+def issuance_replay_api(w: World, viewer: str, owner: str) -> None:
+    """The API offers no replay: nothing in the schema, and no write on an issuance moves it."""
+    client = w.api(viewer)
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    assert not [path for path in schema["paths"] if "replay" in path.lower()]
+    assert set(schema["paths"]["/api/issuances/{issuance_id}/"]) <= {"get", "parameters"}
+    for issuance in (w.objects[viewer].failed_issuance, w.objects[owner].failed_issuance):
+        for method in ("post", "put", "patch", "delete"):
+            response = getattr(client, method)(f"/api/issuances/{issuance.pk}/", {}, format="json")
+            assert response.status_code in (404, 405), (method, response.status_code)
+        assert Issuance.objects.get(pk=issuance.pk).state == WorkState.FAILED
+
+
+def policy_list_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    text = assert_shown(client, "/policeler/", own.policy.policy_no)
+    assert other.policy.policy_no not in text
+
+
+def policy_list_api(w: World, viewer: str, owner: str) -> None:
+    client, own = w.api(viewer), w.objects[viewer]
+    body = json.loads(assert_shown(client, "/api/policies/"))
+    assert [item["policy_no"] for item in body["results"]] == [own.policy.policy_no] and body["count"] == 1
+
+
+def policy_replay_admin(w: World, viewer: str, owner: str) -> None:
+    """A policy's failed sync is replayed from the admin only: agents are sent to the admin login."""
+    client = w.web(viewer)
+    for item in (w.objects[viewer].sync_item, w.objects[owner].sync_item):
+        response = client.post("/admin/sync/syncitem/", {"action": "replay_selected", "_selected_action": [item.pk]})
+        assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+        assert SyncItem.objects.get(pk=item.pk).state == WorkState.FAILED
+
+
+CELLS: dict[str, Callable[[World, str, str], None]] = {
+    "quote_request-read-web": quote_request_read_web,
+    "quote_request-read-api": quote_request_read_api,
+    "quote_request-list-web": quote_request_list_web,
+    "quote_request-list-api": quote_request_list_api,
+    "insurer_quote-read-web": insurer_quote_read_web,
+    "insurer_quote-read-api": insurer_quote_read_api,
+    "insurer_quote-list-web": insurer_quote_list_web,
+    "insurer_quote-list-api": insurer_quote_list_api,
+    "insurer_quote-issue-web": insurer_quote_issue_web,
+    "insurer_quote-issue-api": insurer_quote_issue_api,
+    "issuance-read-web": issuance_read_web,
+    "issuance-read-api": issuance_read_api,
+    "issuance-list-web": issuance_list_web,
+    "issuance-replay-web": issuance_replay_admin,
+    "issuance-replay-api": issuance_replay_api,
+    "policy-list-web": policy_list_web,
+    "policy-list-api": policy_list_api,
+    "policy-replay-web": policy_replay_admin,
+}
+
+
+@pytest.mark.parametrize(("viewer", "owner"), [("ACENTE1", "ACENTE2"), ("ACENTE2", "ACENTE1")])
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_agent_reaches_only_their_own_agencys_objects(world, cell, viewer, owner):
+    """Each matrix cell: the other agency's object is refused like an unknown one; the agent's own works."""
+    CELLS[cell](world, viewer, owner)
+
+
+def test_staff_replay_reaches_every_agency(world, db):
+    """The positive side of the replay cells: staff replay dead letters of either agency from the admin."""
+    from django.contrib.auth import get_user_model
+
+    staff = get_user_model().objects.create_superuser("merkez-yonetici", "m@example.com", "test-pass-123")
+    client = Client()
+    client.force_login(staff)
+    ids = [objects.failed_issuance.pk for objects in world.objects.values()]
+    response = client.post("/admin/quotes/issuance/", {"action": "replay_selected", "_selected_action": ids})
+    assert response.status_code == 302
+    assert set(Issuance.objects.filter(pk__in=ids).values_list("state", flat=True)) == {WorkState.QUEUED}
+    items = [objects.sync_item.pk for objects in world.objects.values()]
+    response = client.post("/admin/sync/syncitem/", {"action": "replay_selected", "_selected_action": items})
+    assert response.status_code == 302
+    assert set(SyncItem.objects.filter(pk__in=items).values_list("state", flat=True)) == {WorkState.QUEUED}
