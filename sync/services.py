@@ -29,10 +29,14 @@ from integrations.operations import Operation
 from integrations.policies import RetryPolicy, policy_for
 from integrations.services.calls import endpoint_for_account, insurer_operation_run
 from integrations.services.work import (
+    BUDGET_SPENT_MESSAGE,
+    RETRY_BUDGET_WAIT_SECONDS,
+    retry_may_go,
     work_claim,
     work_mark_failed,
     work_mark_retry,
     work_mark_submitted,
+    work_postpone,
     work_promote_due,
     work_reclaim_expired,
     work_replay,
@@ -129,6 +133,10 @@ def sync_item_process(item_id: int) -> str:
     if not work_claim(SyncItem, item_id, lease_seconds=_lease_seconds(policy)):
         return _state_of(item_id)
     item.refresh_from_db()
+    if not retry_may_go(item, insurer_code=account.insurer.code, policy=policy):
+        # The insurer's retry budget is spent: background work waits, it never fails for it.
+        work_postpone(item, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE)
+        return WorkState.PENDING
     try:
         outcome = _ask_insurer(item, account)
     except Exception as exc:  # a fault on our side must not strand the item IN_FLIGHT
@@ -164,6 +172,7 @@ def _ask_insurer(item: SyncItem, account: InsurerAccount) -> Outcome:
         data={"policy_no": item.payload["policy_no"]},
         product=item.payload.get("product", ""),
         attempt_limit=1,
+        attempt_offset=item.attempts,
     )
 
 

@@ -19,6 +19,9 @@ from integrations.taxonomy import InsurerError
 from integrations.work import WorkItem, WorkState
 
 MAX_RAW_ANSWER = 4000
+# How long a durable retry waits when the insurer's retry budget is spent, and what it says meanwhile.
+RETRY_BUDGET_WAIT_SECONDS = 5.0
+BUDGET_SPENT_MESSAGE = "Yeniden deneme bütçesi dolu; bekleniyor."
 
 
 def work_claim(model: type[WorkItem], pk: int, *, lease_seconds: float) -> bool:

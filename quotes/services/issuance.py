@@ -21,6 +21,8 @@ from django.utils import timezone
 from integrations.policies import policy_for
 from integrations.services.calls import endpoint_for_account, insurer_operation_run, new_reference
 from integrations.services.work import (
+    BUDGET_SPENT_MESSAGE,
+    RETRY_BUDGET_WAIT_SECONDS,
     retry_may_go,
     work_claim,
     work_mark_failed,
@@ -45,8 +47,6 @@ INLINE_RETRY_MAX_WAIT = 10.0
 LEASE_MARGIN_SECONDS = 30.0
 # A QUEUED issuance nobody has touched for this long lost its task and is queued again.
 STALLED_QUEUED_SECONDS = 60.0
-# How long a retry waits when the insurer's retry budget is spent.
-BUDGET_WAIT_SECONDS = 5.0
 
 
 class IssuanceRefused(Exception):
@@ -117,8 +117,8 @@ def issuance_process(issuance_id: int) -> str:
 def _one_try(issuance: Issuance, account: Any, policy: Any) -> tuple[str, float]:
     if not retry_may_go(issuance, insurer_code=account.insurer.code, policy=policy):
         # The insurer's retry budget is spent: wait (background work never fails for it).
-        work_postpone(issuance, seconds=BUDGET_WAIT_SECONDS, reason="Yeniden deneme bütçesi dolu; bekleniyor.")
-        return WorkState.PENDING, BUDGET_WAIT_SECONDS
+        work_postpone(issuance, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE)
+        return WorkState.PENDING, RETRY_BUDGET_WAIT_SECONDS
     resume = issuance.maybe_sent
     if not resume:
         # Written before sending: if this worker dies mid-call, the next try looks first.

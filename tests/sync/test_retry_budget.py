@@ -1,0 +1,36 @@
+"""The retry budget in background work: a dead insurer gets barely more than one call per item."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from integrations.ratecontrol import BUDGET_MIN_RETRIES
+from integrations.services.work import BUDGET_SPENT_MESSAGE, work_promote_due
+from sync import services as svc
+from sync.models import SyncItem, SyncRun
+
+pytestmark = pytest.mark.django_db
+
+
+def test_dead_insurer_gets_retries_only_within_its_budget(make_policies, sandbox, quick_status_policy):
+    """With no successful first attempts, only the small allowance of retries goes out; the rest wait."""
+    make_policies("deniz", [f"DZ-P-{i:04d}" for i in range(20)])
+    sandbox["deniz"].state.add_faults(
+        [{"operation": "policy_status", "fault": "html", "http_status": 503, "rate": 1.0}]
+    )
+    svc.sync_run_start(trigger=SyncRun.Trigger.COMMAND)
+    ids = list(SyncItem.objects.values_list("pk", flat=True))
+    for item_id in ids:  # first attempts: one call each
+        assert svc.sync_item_process(item_id) == "PENDING"
+    SyncItem.objects.update(next_attempt_at=timezone.now())
+    work_promote_due(SyncItem)
+    for item_id in ids:  # every item is due for its retry
+        svc.sync_item_process(item_id)
+
+    received = sandbox["deniz"].state.counts()["received"]["policy_status"]
+    assert received == len(ids) + BUDGET_MIN_RETRIES
+    waiting = SyncItem.objects.filter(state="PENDING", error_message=BUDGET_SPENT_MESSAGE)
+    assert waiting.count() == len(ids) - BUDGET_MIN_RETRIES
+    # Waiting on the budget does not use up a try: those items still had only their first attempt.
+    assert set(waiting.values_list("attempts", flat=True)) == {1}
