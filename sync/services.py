@@ -40,6 +40,7 @@ from integrations.services.work import (
     work_promote_due,
     work_reclaim_expired,
     work_replay,
+    work_requeue_orphans,
 )
 from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError
 from integrations.work import WorkItem, WorkState
@@ -210,7 +211,8 @@ def sync_pump(*, processing_run: SyncRun | None = None) -> list[int]:
     Items made QUEUED here are sent to the workers, except those of `processing_run`: the
     `sync_policies` command that passes it processes its own run in-process.
     """
-    ids = work_reclaim_expired(SyncItem) + work_promote_due(SyncItem) + _stalled_items(exclude=processing_run)
+    ids = work_reclaim_expired(SyncItem) + work_promote_due(SyncItem)
+    ids += [pk for pk in work_requeue_orphans(SyncItem) + _stalled_items(exclude=processing_run) if pk not in ids]
     own = set(processing_run.items.filter(pk__in=ids).values_list("pk", flat=True)) if processing_run and ids else set()
     for item_id in ids:
         if item_id not in own:

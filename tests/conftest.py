@@ -92,6 +92,7 @@ def worker_env(django_db_setup, django_db_blocker) -> dict:
     """Environment for a process that must use the test database (qcluster, management commands)."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "insurehub.settings.test", "INSUREHUB_USE_TEST_DB": "1"}
     env.pop("PYTEST_CURRENT_TEST", None)
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set for Playwright in this process only
     return env
 
 

@@ -2,6 +2,12 @@
 
 Every transition is a conditional UPDATE on the current state, so two workers can never both
 claim a record, and a record is never lost between states.
+
+Times that several machines compare (leases, `next_attempt_at`) are taken from the database's
+clock, never the worker's: a worker whose clock is off would otherwise write leases that are
+already over for everybody else, or see everybody's as over. And a worker only finishes a record
+while it still holds the lease it claimed it with (`lease_expires_at` is the fence): once its
+lease has been taken back, another worker owns the record and the late one's answer is dropped.
 """
 
 from __future__ import annotations
@@ -9,8 +15,9 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from integrations.engine import next_wait
@@ -24,12 +31,32 @@ RETRY_BUDGET_WAIT_SECONDS = 5.0
 BUDGET_SPENT_MESSAGE = "Yeniden deneme bütçesi dolu; bekleniyor."
 
 
+# A QUEUED record that has not moved for this long while the broker's queue is empty has lost its
+# task (its worker was killed holding prefetched tasks, or the broker restarted without them).
+ORPHAN_SECONDS = 60.0
+
+
+def _now():
+    """The clock all machines agree on: PostgreSQL's. SQLite is one machine's file: its clock is ours
+    (and SQLite compares datetimes as text, where its own `now` has fewer digits than ours)."""
+    return timezone.now() if connection.vendor == "sqlite" else Now()
+
+
+def _db_in(seconds: float):
+    """The shared clock's now + `seconds` (see the module docstring)."""
+    return _now() + timedelta(seconds=seconds)
+
+
+def _held(item: WorkItem) -> dict[str, object]:
+    """The filter of a worker that still holds the record: IN_FLIGHT under the lease it claimed."""
+    return {"pk": item.pk, "state": WorkState.IN_FLIGHT, "lease_expires_at": item.lease_expires_at}
+
+
 def work_claim(model: type[WorkItem], pk: int, *, lease_seconds: float) -> bool:
     """QUEUED -> IN_FLIGHT for exactly one worker, with a lease that outlives the call."""
-    now = timezone.now()
     return bool(
         model.objects.filter(pk=pk, state=WorkState.QUEUED).update(
-            state=WorkState.IN_FLIGHT, lease_expires_at=now + timedelta(seconds=lease_seconds), updated_at=now
+            state=WorkState.IN_FLIGHT, lease_expires_at=_db_in(lease_seconds), updated_at=_now()
         )
     )
 
@@ -38,7 +65,7 @@ def work_mark_submitted(item: WorkItem, **fields: object) -> bool:
     now = timezone.now()
     return bool(
         type(item)
-        .objects.filter(pk=item.pk, state=WorkState.IN_FLIGHT)
+        .objects.filter(**_held(item))
         .update(
             state=WorkState.SUBMITTED,
             attempts=F("attempts") + 1,
@@ -70,7 +97,7 @@ def work_mark_failed(item: WorkItem, *, error: InsurerError) -> bool:
     now = timezone.now()
     return bool(
         type(item)
-        .objects.filter(pk=item.pk, state=WorkState.IN_FLIGHT)
+        .objects.filter(**_held(item))
         .update(
             state=WorkState.FAILED,
             attempts=F("attempts") + 1,
@@ -98,12 +125,12 @@ def work_mark_retry(
     with transaction.atomic():
         moved = (
             type(item)
-            .objects.filter(pk=item.pk, state=WorkState.IN_FLIGHT)
+            .objects.filter(**_held(item))
             .update(
                 state=WorkState.PENDING,
                 attempts=attempts,
                 throttled_attempts=throttled,
-                next_attempt_at=now + timedelta(seconds=wait.seconds),
+                next_attempt_at=_db_in(wait.seconds),
                 lease_expires_at=None,
                 updated_at=now,
                 **_error_fields(error),
@@ -124,10 +151,10 @@ def work_postpone(item: WorkItem, *, seconds: float, reason: str) -> bool:
     now = timezone.now()
     return bool(
         type(item)
-        .objects.filter(pk=item.pk, state=WorkState.IN_FLIGHT)
+        .objects.filter(**_held(item))
         .update(
             state=WorkState.PENDING,
-            next_attempt_at=now + timedelta(seconds=seconds),
+            next_attempt_at=_db_in(seconds),
             lease_expires_at=None,
             updated_at=now,
             error_message=reason[:500],
@@ -148,7 +175,7 @@ def work_promote_due(model: type[WorkItem], *, limit: int = 500) -> list[int]:
     """PENDING -> QUEUED for records whose `next_attempt_at` has arrived; returns their ids."""
     now = timezone.now()
     due = list(
-        model.objects.filter(state=WorkState.PENDING, next_attempt_at__lte=now)
+        model.objects.filter(state=WorkState.PENDING, next_attempt_at__lte=_now())
         .order_by("next_attempt_at", "pk")
         .values_list("pk", flat=True)[:limit]
     )
@@ -163,7 +190,7 @@ def work_promote_one(model: type[WorkItem], pk: int) -> bool:
     """PENDING -> QUEUED for one record whose wait is over (a worker that kept it through a short wait)."""
     now = timezone.now()
     return bool(
-        model.objects.filter(pk=pk, state=WorkState.PENDING, next_attempt_at__lte=now).update(
+        model.objects.filter(pk=pk, state=WorkState.PENDING, next_attempt_at__lte=_now()).update(
             state=WorkState.QUEUED, updated_at=now
         )
     )
@@ -173,15 +200,40 @@ def work_reclaim_expired(model: type[WorkItem], *, limit: int = 500) -> list[int
     """IN_FLIGHT -> QUEUED when the worker's lease expired: it died, or hangs past any timeout."""
     now = timezone.now()
     expired = list(
-        model.objects.filter(state=WorkState.IN_FLIGHT, lease_expires_at__lt=now).values_list("pk", flat=True)[:limit]
+        model.objects.filter(state=WorkState.IN_FLIGHT, lease_expires_at__lt=_now()).values_list("pk", flat=True)[
+            :limit
+        ]
     )
     reclaimed = []
     for pk in expired:
-        if model.objects.filter(pk=pk, state=WorkState.IN_FLIGHT, lease_expires_at__lt=now).update(
+        if model.objects.filter(pk=pk, state=WorkState.IN_FLIGHT, lease_expires_at__lt=_now()).update(
             state=WorkState.QUEUED, lease_expires_at=None, updated_at=now
         ):
             reclaimed.append(pk)
     return reclaimed
+
+
+def work_requeue_orphans(model: type[WorkItem], *, older_than: float = ORPHAN_SECONDS, limit: int = 500) -> list[int]:
+    """QUEUED records whose task was lost: returns their ids, to be sent again.
+
+    django-q2's Redis broker forgets a task once a cluster has pulled it, so a cluster killed
+    with tasks in hand, or a Redis restart, leaves records QUEUED with no task. Only while the
+    broker's queue is empty is a record that has not moved for `older_than` seconds surely one
+    of those (a long backlog is not re-sent); it is touched, so it is sent at most once a period.
+    A duplicate task is harmless: the guarded claim lets one worker in.
+    """
+    from django_q.brokers import get_broker
+
+    try:
+        if get_broker().queue_size():
+            return []
+    except Exception:  # noqa: BLE001 - a broker that is down: the next pass looks again
+        return []
+    stale = model.objects.filter(state=WorkState.QUEUED, updated_at__lt=_now() - timedelta(seconds=older_than))
+    ids = list(stale.order_by("pk").values_list("pk", flat=True)[:limit])
+    if ids:
+        model.objects.filter(pk__in=ids, state=WorkState.QUEUED).update(updated_at=_now())
+    return ids
 
 
 def work_replay(queryset: models.QuerySet) -> list[int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -33,6 +32,7 @@ from integrations.services.work import (
     work_promote_one,
     work_reclaim_expired,
     work_replay,
+    work_requeue_orphans,
 )
 from integrations.taxonomy import ErrorClass
 from integrations.work import WorkState
@@ -45,8 +45,6 @@ logger = logging.getLogger(__name__)
 INLINE_RETRY_MAX_WAIT = 10.0
 # Margin on top of the issuance deadline before a silent worker's lease is taken back.
 LEASE_MARGIN_SECONDS = 30.0
-# A QUEUED issuance nobody has touched for this long lost its task and is queued again.
-STALLED_QUEUED_SECONDS = 60.0
 
 
 class IssuanceRefused(Exception):
@@ -187,21 +185,10 @@ def issuance_replay(queryset: QuerySet[Issuance]) -> list[int]:
 
 
 def issuance_pump() -> list[int]:
-    """Take back dead workers' records and queue those whose wait is over (run every few seconds).
-
-    A QUEUED issuance untouched for `STALLED_QUEUED_SECONDS` lost its task (a broker restart, a
-    worker killed before it claimed it): it is sent again. The guarded claim makes a duplicate
-    task harmless, so re-sending is always safe.
-    """
+    """Take back dead workers' records, queue those whose wait is over, and send again those
+    whose task was lost (`work_requeue_orphans`); run every second by the work pump."""
     ids = work_reclaim_expired(Issuance) + work_promote_due(Issuance)
-    stalled_before = timezone.now() - timedelta(seconds=STALLED_QUEUED_SECONDS)
-    stalled = list(
-        Issuance.objects.filter(state=WorkState.QUEUED, updated_at__lt=stalled_before)
-        .exclude(pk__in=ids)
-        .values_list("pk", flat=True)[:500]
-    )
-    if stalled:
-        Issuance.objects.filter(pk__in=stalled, state=WorkState.QUEUED).update(updated_at=timezone.now())
-    for issuance_id in ids + stalled:
+    ids += [pk for pk in work_requeue_orphans(Issuance) if pk not in ids]
+    for issuance_id in ids:
         _enqueue(issuance_id)
-    return ids + stalled
+    return ids

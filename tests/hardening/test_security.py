@@ -53,7 +53,15 @@ def production_env(tmp_path: Path, **overrides: str | None) -> dict[str, str]:
         "DJANGO_ALLOWED_HOSTS": "insurehub.example",
         "INSUREHUB_VAR_DIR": str(tmp_path),
     }
-    for name in ("INSUREHUB_USE_TEST_DB", "DJANGO_DEBUG", "DATABASE_URL", "REDIS_URL", "PYTEST_CURRENT_TEST"):
+    # The test process's own switches (the browser fixture allows async-unsafe ORM calls) stay out.
+    for name in (
+        "INSUREHUB_USE_TEST_DB",
+        "DJANGO_DEBUG",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "PYTEST_CURRENT_TEST",
+        "DJANGO_ALLOW_ASYNC_UNSAFE",
+    ):
         env.pop(name, None)
     for name, value in overrides.items():
         if value is None:

@@ -1,0 +1,43 @@
+"""A wall clock off by INSUREHUB_TEST_CLOCK_SKEW_SECONDS, for one worker process of the chaos suite.
+
+Put this directory first on PYTHONPATH and Python imports it at start-up, before Django or
+django-q2: `time.time()`, `time.time_ns()` and `datetime.now()` / `utcnow()` / `today()` are then
+off by the skew, as on a machine whose clock drifted; monotonic clocks stay right. (libfaketime,
+the usual tool, breaks `time.sleep` under Python 3.11: its `clock_nanosleep` fails with EINVAL.)
+Worker processes forked by the qcluster inherit it.
+"""
+
+import datetime as _datetime
+import os
+import time as _time
+
+_SKEW = float(os.environ.get("INSUREHUB_TEST_CLOCK_SKEW_SECONDS", "0") or 0)
+
+if _SKEW:
+    _real_time, _real_time_ns = _time.time, _time.time_ns
+    _delta = _datetime.timedelta(seconds=_SKEW)
+    _real_datetime = _datetime.datetime
+
+    def _skewed_time() -> float:
+        return _real_time() + _SKEW
+
+    def _skewed_time_ns() -> int:
+        return _real_time_ns() + int(_SKEW * 1_000_000_000)
+
+    class _SkewedDatetime(_real_datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return _real_datetime.now(tz) + _delta
+
+        @classmethod
+        def utcnow(cls):
+            return _real_datetime.utcnow() + _delta
+
+        @classmethod
+        def today(cls):
+            return _real_datetime.today() + _delta
+
+    _SkewedDatetime.__name__ = _SkewedDatetime.__qualname__ = "datetime"
+    _SkewedDatetime.__module__ = "datetime"
+    _time.time, _time.time_ns = _skewed_time, _skewed_time_ns
+    _datetime.datetime = _SkewedDatetime
