@@ -192,6 +192,8 @@ class SendRateState(models.Model):
 
     account_key = models.CharField(max_length=100, unique=True)
     rate = models.FloatField()
+    # The highest rate lately known not to be throttled: after a pause, the rate climbs back here fast.
+    known_good = models.FloatField(default=0.0)
     # GCRA theoretical arrival time (unix seconds): the earliest instant the next call may go.
     tat = models.FloatField(default=0.0)
     window_started = models.FloatField(default=0.0)

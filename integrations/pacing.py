@@ -44,16 +44,16 @@ class SharedSendRate:
         closed = self.state.record_outcome(account_key, throttled=throttled)
         if closed is None:
             return
-        rate, window = closed
-        new_rate = adjusted_rate(
-            rate,
+        current, window = closed
+        adjusted = adjusted_rate(
+            current,
             window,
             floor=policy.rate_floor,
             ceiling=self._ceiling(policy),
             threshold=policy.throttle_threshold,
         )
-        if new_rate != rate:
-            self.state.set_rate(account_key, new_rate)
+        if adjusted != current:
+            self.state.set_rate(account_key, adjusted)
 
 
 class SharedRetryBudget:

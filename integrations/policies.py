@@ -66,14 +66,16 @@ DEFAULT_POLICIES: dict[Operation, RetryPolicy] = {
     Operation.ISSUE_POLICY: RetryPolicy(
         max_attempts=5, base_delay=1.0, max_delay=8.0, deadline=60.0, attempt_timeout=15.0
     ),
-    # Nightly sync: nobody is waiting, so try longer and more often.
+    # Nightly sync: nobody is waiting, so try longer and more often. Its retries wait (never
+    # fail) when the budget is spent, so a tight budget costs only time and spares an insurer
+    # that is struggling the full weight of a night's portfolio.
     Operation.POLICY_STATUS: RetryPolicy(
         max_attempts=8,
         base_delay=2.0,
         max_delay=60.0,
         deadline=600.0,
         attempt_timeout=20.0,
-        retry_budget_ratio=0.5,
+        retry_budget_ratio=0.1,
     ),
 }
 

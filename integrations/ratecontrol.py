@@ -9,8 +9,10 @@ probing upwards until the insurer pushes back (the halve-and-creep of TCP would 
 81 % of the contract). When a window's throttle ratio crosses the threshold, the rate drops
 at once to what the insurer actually accepted in that window, less a margin — fast, and
 aimed rather than blind. While windows stay clean it climbs back by one percent a window
-towards the ceiling. Calls are spaced evenly (GCRA: one theoretical arrival time per account), so
-workers on many machines never burst together.
+towards the ceiling. A window throttled through and through is a pause, not a limit: the rate
+halves but remembers what was fine before, and climbs back there fast once the insurer is
+back. Calls are spaced evenly (GCRA: one theoretical arrival time per account), so workers
+on many machines never burst together.
 
 Retry budget. Retries may not exceed `ratio` × the successful first attempts in a sliding
 window (plus a small allowance, so a quiet insurer is not starved of its first retries).
@@ -31,9 +33,14 @@ WINDOW_MAX_SECONDS = 5.0
 DECREASE_MARGIN = 0.97
 # Never cut by less than 5 %: a throttle is a clear signal, react to it.
 MIN_DECREASE = 0.95
+# A window this throttled is a pause (an outage of the insurer's gateway, a blanket "wait 2 s"),
+# not a rate limit: halve, and do not learn a limit from it.
+PAUSE_RATIO = 0.5
 # Each clean window adds this share of the current rate: a probe above the insurer's real limit
 # then costs only about this share of one window in throttles.
 INCREASE_SHARE = 0.01
+# Below the last rate known to be fine, climb back fast: a pause must not cost half an hour.
+RECOVERY_FACTOR = 1.25
 
 BUDGET_WINDOW_SECONDS = 60
 BUDGET_BUCKET_SECONDS = 5
@@ -62,14 +69,37 @@ def rate_ceiling(*, policy_ceiling: float, contracted_rate: float | None) -> flo
     return max(ceiling * PACING_MARGIN, 0.01)
 
 
-def adjusted_rate(rate: float, window: Window, *, floor: float, ceiling: float, threshold: float) -> float:
-    """The next window's rate from what the last one saw: drop fast and aimed, rise slowly."""
-    if window.throttle_ratio > threshold:
-        accepted = rate * (1.0 - window.throttle_ratio)
-        new_rate = min(accepted * DECREASE_MARGIN, rate * MIN_DECREASE)
+@dataclass(frozen=True)
+class RateState:
+    """An account's send rate, and the highest rate lately known not to be throttled."""
+
+    rate: float
+    known_good: float
+
+
+def adjusted_rate(state: RateState, window: Window, *, floor: float, ceiling: float, threshold: float) -> RateState:
+    """The next window's rate from what the last one saw: drop fast and aimed, rise slowly.
+
+    A partly throttled window teaches the insurer's limit: drop to what it accepted (less a
+    margin) and remember that as the rate known to be fine. A mostly throttled one is a pause:
+    halve, but keep the known-good rate, so that once the insurer is back the rate climbs back
+    by a quarter a window instead of one percent.
+    """
+    rate, known_good = state.rate, state.known_good
+    ratio = window.throttle_ratio
+    if ratio >= PAUSE_RATIO:
+        rate = rate * 0.5
+    elif ratio > threshold:
+        accepted = rate * (1.0 - ratio)
+        rate = min(accepted * DECREASE_MARGIN, rate * MIN_DECREASE)
+        known_good = min(known_good, accepted)
+    elif rate < known_good * MIN_DECREASE:
+        rate = min(known_good, rate * RECOVERY_FACTOR)
     else:
-        new_rate = rate * (1.0 + INCREASE_SHARE)
-    return min(max(new_rate, floor), ceiling)
+        rate = rate * (1.0 + INCREASE_SHARE)
+        known_good = max(known_good, rate)
+    rate = min(max(rate, floor), ceiling)
+    return RateState(rate=rate, known_good=min(max(known_good, floor), ceiling))
 
 
 def gcra_reserve(tat: float, *, now: float, rate: float) -> tuple[float, float]:

@@ -20,6 +20,7 @@ from integrations.ratecontrol import (
     BUDGET_BUCKET_SECONDS,
     BUDGET_MIN_RETRIES,
     BUDGET_WINDOW_SECONDS,
+    RateState,
     Window,
     gcra_reserve,
     retry_allowed,
@@ -30,10 +31,10 @@ class SharedState(Protocol):
     def reserve_send_slot(self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None) -> float:
         """Reserve the account's next send slot; returns the wait before sending (not reserved if > max_wait)."""
 
-    def record_outcome(self, key: str, *, throttled: bool) -> tuple[float, Window] | None:
-        """Count one attempt; the caller that closes the window gets (current rate, closed window)."""
+    def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
+        """Count one attempt; the caller that closes the window gets (current rate state, closed window)."""
 
-    def set_rate(self, key: str, rate: float) -> None: ...
+    def set_rate(self, key: str, state: RateState) -> None: ...
 
     def current_rate(self, key: str) -> float | None: ...
 
@@ -68,7 +69,7 @@ class DatabaseSharedState:
             SendRateState.objects.filter(pk=row.pk).update(tat=tat, rate=rate)
         return wait
 
-    def record_outcome(self, key: str, *, throttled: bool) -> tuple[float, Window] | None:
+    def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
         from integrations.models import SendRateState
 
         now = time.time()
@@ -85,16 +86,16 @@ class DatabaseSharedState:
                 SendRateState.objects.filter(pk=row.pk).update(
                     window_attempts=0, window_throttled=0, window_started=now
                 )
-                return row.rate, window
+                return RateState(rate=row.rate, known_good=row.known_good or row.rate), window
             SendRateState.objects.filter(pk=row.pk).update(
                 window_attempts=window.attempts, window_throttled=window.throttled
             )
         return None
 
-    def set_rate(self, key: str, rate: float) -> None:
+    def set_rate(self, key: str, state: RateState) -> None:
         from integrations.models import SendRateState
 
-        SendRateState.objects.filter(account_key=key).update(rate=rate)
+        SendRateState.objects.filter(account_key=key).update(rate=state.rate, known_good=state.known_good)
 
     def current_rate(self, key: str) -> float | None:
         from integrations.models import SendRateState
@@ -187,7 +188,9 @@ local started = tonumber(redis.call('HGET', KEYS[1], 'wstart') or tostring(now))
 local seconds = now - started
 if attempts >= tonumber(ARGV[2]) or (seconds >= tonumber(ARGV[3]) and attempts >= tonumber(ARGV[4])) then
   redis.call('HSET', KEYS[1], 'wattempts', 0, 'wthrottled', 0, 'wstart', tostring(now))
-  return {redis.call('HGET', KEYS[1], 'rate'), attempts, throttled, tostring(seconds)}
+  local rate = redis.call('HGET', KEYS[1], 'rate')
+  local good = redis.call('HGET', KEYS[1], 'good') or rate
+  return {rate, good, attempts, throttled, tostring(seconds)}
 end
 return false
 """
@@ -247,15 +250,16 @@ class RedisSharedState:
         )
         return float(wait)
 
-    def record_outcome(self, key: str, *, throttled: bool) -> tuple[float, Window] | None:
+    def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
         closed = self._record(keys=[self._rate_key(key)], args=[int(throttled), *self._window_args])
         if not closed:
             return None
-        rate, attempts, throttled_count, seconds = closed
-        return float(rate), Window(attempts=int(attempts), throttled=int(throttled_count), seconds=float(seconds))
+        rate, good, attempts, throttled_count, seconds = closed
+        window = Window(attempts=int(attempts), throttled=int(throttled_count), seconds=float(seconds))
+        return RateState(rate=float(rate), known_good=float(good)), window
 
-    def set_rate(self, key: str, rate: float) -> None:
-        self._redis.hset(self._rate_key(key), "rate", str(rate))
+    def set_rate(self, key: str, state: RateState) -> None:
+        self._redis.hset(self._rate_key(key), mapping={"rate": str(state.rate), "good": str(state.known_good)})
 
     def current_rate(self, key: str) -> float | None:
         value = self._redis.hget(self._rate_key(key), "rate")

@@ -202,9 +202,9 @@ def test_send_rate_and_retry_budget_gauges_come_from_the_shared_state(staff_clie
     assert metrics["insurehub_send_rate_per_second"][labels(insurer="anka", account=account.rate_key)] == 7.5
     assert metrics["insurehub_contracted_rate_per_second"][labels(insurer="anka", account=account.rate_key)] == 20.0
     headroom = metrics["insurehub_retry_budget_headroom"]
-    # ratio × first successes + 5 retries always allowed: 0.2 × 10 + 5 for quotes, 0.5 × 10 + 5 for status.
+    # ratio × first successes + 5 retries always allowed: 0.2 × 10 + 5 for quotes, 0.1 × 10 + 5 for status.
     assert headroom[labels(insurer="anka", operation="trafik_quote")] == pytest.approx(7.0)
-    assert headroom[labels(insurer="anka", operation="policy_status")] == pytest.approx(10.0)
+    assert headroom[labels(insurer="anka", operation="policy_status")] == pytest.approx(6.0)
     assert headroom[labels(insurer="deniz", operation="trafik_quote")] == pytest.approx(5.0)
     threshold = metrics["insurehub_policy_throttle_threshold"]
     assert threshold[labels(insurer="anka", operation="trafik_quote")] == pytest.approx(0.02)

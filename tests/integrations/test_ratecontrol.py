@@ -6,6 +6,7 @@ import pytest
 
 from integrations.ratecontrol import (
     BUDGET_MIN_RETRIES,
+    RateState,
     Window,
     adjusted_rate,
     gcra_reserve,
@@ -21,9 +22,11 @@ def simulate(true_rate: float, ceiling: float, *, seconds: int = 900, warmup: in
     of `true_rate`, share of calls throttled), measured after `warmup` seconds.
     """
     step = 0.1
-    rate, sent, accepted, throttled = ceiling, 0.0, 0.0, 0.0
+    state = RateState(rate=ceiling, known_good=ceiling)
+    sent, accepted, throttled = 0.0, 0.0, 0.0
     window_sent = window_throttled = window_seconds = 0.0
     for tick in range(int(seconds / step)):
+        rate = state.rate
         ok = min(rate, true_rate) * step
         if tick * step >= warmup:
             sent, accepted, throttled = sent + rate * step, accepted + ok, throttled + (rate * step - ok)
@@ -32,7 +35,7 @@ def simulate(true_rate: float, ceiling: float, *, seconds: int = 900, warmup: in
         window_seconds += step
         window = Window(attempts=window_sent, throttled=window_throttled, seconds=window_seconds)
         if window.is_closed():
-            rate = adjusted_rate(rate, window, floor=0.5, ceiling=ceiling, threshold=threshold)
+            state = adjusted_rate(state, window, floor=0.5, ceiling=ceiling, threshold=threshold)
             window_sent = window_throttled = window_seconds = 0.0
     return accepted / (true_rate * (seconds - warmup)), throttled / sent
 
@@ -55,19 +58,37 @@ def test_insurer_below_its_contract_is_found_and_held(true_rate):
 def test_throttled_window_cuts_at_least_ten_percent():
     """Drop fast: any window over the threshold cuts the rate by at least 5 %."""
     window = Window(attempts=100, throttled=3, seconds=2.0)
-    assert adjusted_rate(10.0, window, floor=0.5, ceiling=10.0, threshold=0.02) <= 9.5
+    after = adjusted_rate(RateState(10.0, 10.0), window, floor=0.5, ceiling=10.0, threshold=0.02)
+    assert after.rate <= 9.5
+    assert after.known_good == pytest.approx(9.7)  # what got through is the limit learned
 
 
 def test_clean_window_rises_by_a_small_step():
     """Rise slowly: a clean window adds one percent."""
     window = Window(attempts=100, throttled=0, seconds=2.0)
-    assert adjusted_rate(5.0, window, floor=0.5, ceiling=10.0, threshold=0.02) == pytest.approx(5.05)
+    after = adjusted_rate(RateState(5.0, 5.0), window, floor=0.5, ceiling=10.0, threshold=0.02)
+    assert after.rate == pytest.approx(5.05) and after.known_good == pytest.approx(5.05)
 
 
 def test_rate_stays_within_floor_and_ceiling():
     """Whatever the window, the rate stays between the admin's floor and the ceiling."""
-    assert adjusted_rate(1.0, Window(10, 10, 1.0), floor=0.5, ceiling=10.0, threshold=0.02) == 0.5
-    assert adjusted_rate(10.0, Window(10, 0, 1.0), floor=0.5, ceiling=10.0, threshold=0.02) == 10.0
+    assert adjusted_rate(RateState(0.6, 5.0), Window(10, 10, 1.0), floor=0.5, ceiling=10.0, threshold=0.02).rate == 0.5
+    assert (
+        adjusted_rate(RateState(10.0, 10.0), Window(10, 0, 1.0), floor=0.5, ceiling=10.0, threshold=0.02).rate == 10.0
+    )
+
+
+def test_a_pause_halves_the_rate_and_is_recovered_fast():
+    """A fully throttled window (a blanket wait) is a pause: halve, then climb back by a quarter a window."""
+    state = RateState(rate=20.0, known_good=20.0)
+    for _ in range(3):  # three windows throttled through and through
+        state = adjusted_rate(state, Window(40, 40, 2.0), floor=0.5, ceiling=20.0, threshold=0.02)
+    assert state.rate == pytest.approx(2.5) and state.known_good == 20.0
+    windows = 0
+    while state.rate < 19.0:
+        state = adjusted_rate(state, Window(40, 0, 2.0), floor=0.5, ceiling=20.0, threshold=0.02)
+        windows += 1
+    assert windows <= 10  # not the hundreds a 1 % climb would take
 
 
 def test_gcra_spaces_calls_evenly():
