@@ -38,6 +38,10 @@ class RetryBudget(Protocol):
 
     def try_spend(self, insurer_code: str, ratio: float) -> bool: ...
 
+    def refund(self, insurer_code: str) -> None:
+        """A retry that succeeded gives its unit back: the budget caps wasted calls, so once the
+        insurer is back its backlog drains at the send rate, not at the budget's trickle."""
+
 
 class SendRate(Protocol):
     """Paces calls per agency account; learns from throttles (shared state)."""
@@ -53,6 +57,9 @@ class UnlimitedBudget:
 
     def try_spend(self, insurer_code: str, ratio: float) -> bool:
         return True
+
+    def refund(self, insurer_code: str) -> None:
+        return None
 
 
 class UnpacedRate:
@@ -139,6 +146,8 @@ class _Counters:
         self.failures = 0
         self.throttles = 0
         self.maybe_committed = False
+        # The next attempt is a retry paid for from the retry budget (refunded if it succeeds).
+        self.budget_spent = False
         self.last_error: InsurerError | None = None
         self.previous_error: InsurerError | None = None
         self.stop_reason = ""
@@ -160,6 +169,7 @@ def run_operation(
     on_retry: Callable[[int, InsurerError, float], None] | None = None,
     attempt_limit: int | None = None,
     attempt_offset: int = 0,
+    budget_spent: bool = False,
 ) -> Outcome:
     """Run `operation` until it succeeds, fails for good, or its policy says stop.
 
@@ -170,6 +180,8 @@ def run_operation(
     layer (it writes `next_attempt_at` from `next_wait`), so the engine must not retry too.
     `attempt_offset` is how many tries the record already had: attempt numbers continue from
     there, and only the very first try counts as a first attempt for the retry budget.
+    `budget_spent` says the caller paid for this first call from the retry budget (a durable
+    retry); like the engine's own retries, it is refunded if it succeeds.
     """
     op = Operation(operation)
     budget = budget or UnlimitedBudget()
@@ -180,6 +192,7 @@ def run_operation(
     ctx.attempt_timeout = policy.attempt_timeout
     counters = _Counters()
     counters.maybe_committed = resume_issuance
+    counters.budget_spent = budget_spent
 
     def attempt_once(engine_attempt: int) -> Quote | Address | Policy:
         attempt_no = attempt_offset + engine_attempt
@@ -191,6 +204,7 @@ def run_operation(
             else:
                 result = adapter.run(op.value, data)
         except InsurerError as error:
+            counters.budget_spent = False  # a failed retry keeps its unit spent
             send_rate.observe(ctx.account_key, throttled=error.is_throttle, policy=policy)
             if attempt_no == 1:
                 budget.record_first_attempt(ctx.insurer_code, ok=False)
@@ -203,6 +217,8 @@ def run_operation(
         send_rate.observe(ctx.account_key, throttled=False, policy=policy)
         if attempt_no == 1:
             budget.record_first_attempt(ctx.insurer_code, ok=True)
+        if counters.budget_spent:
+            budget.refund(ctx.insurer_code)
         return result
 
     def wait(state: RetryCallState) -> float:
@@ -226,8 +242,11 @@ def run_operation(
         if not reason and remaining is not None and state.upcoming_sleep >= remaining - 0.05:
             reason = "deadline"
         # A throttle retry is paced by the insurer itself; only failure retries spend budget.
-        if not reason and not error.is_throttle and not budget.try_spend(ctx.insurer_code, policy.retry_budget_ratio):
-            reason = "retry-budget"
+        if not reason and not error.is_throttle:
+            if budget.try_spend(ctx.insurer_code, policy.retry_budget_ratio):
+                counters.budget_spent = True
+            else:
+                reason = "retry-budget"
         counters.stop_reason = reason
         return bool(reason)
 

@@ -409,6 +409,7 @@ class RetryBudgetState:
     first_successes: int
     first_failures: int
     retries: int
+    retry_successes: int
     denied: int
     headroom: dict[str, float]
 
@@ -421,8 +422,9 @@ def retry_budgets(*, insurer_codes: list[str]) -> list[RetryBudgetState]:
         headroom = {}
         for operation in Operation:
             ratio = policy_for(code, operation.value).retry_budget_ratio
-            # Mirrors ratecontrol.retry_allowed: retries < ratio * first_successes + BUDGET_MIN_RETRIES.
+            # Mirrors ratecontrol.retry_allowed: wasted retries < ratio * first_successes + BUDGET_MIN_RETRIES.
             allowed = ratio * snapshot["first_successes"] + BUDGET_MIN_RETRIES
-            headroom[operation.value] = max(allowed - snapshot["retries"], 0.0)
+            wasted = snapshot["retries"] - snapshot["retry_successes"]
+            headroom[operation.value] = max(allowed - wasted, 0.0)
         budgets.append(RetryBudgetState(insurer_code=code, **snapshot, headroom=headroom))
     return budgets

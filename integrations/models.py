@@ -217,6 +217,8 @@ class RetryBudgetBucket(models.Model):
     first_successes = models.PositiveIntegerField(default=0)
     first_failures = models.PositiveIntegerField(default=0)
     retries = models.PositiveIntegerField(default=0)
+    # Retries that succeeded: refunded, since the budget caps calls wasted on a failing insurer.
+    retry_successes = models.PositiveIntegerField(default=0)
     denied = models.PositiveIntegerField(default=0)
 
     class Meta:

@@ -65,3 +65,6 @@ class SharedRetryBudget:
 
     def try_spend(self, insurer_code: str, ratio: float) -> bool:
         return self.state.budget_try_spend(insurer_code, ratio=ratio)
+
+    def refund(self, insurer_code: str) -> None:
+        self.state.budget_refund(insurer_code)

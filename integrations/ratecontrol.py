@@ -14,9 +14,11 @@ halves but remembers what was fine before, and climbs back there fast once the i
 back. Calls are spaced evenly (GCRA: one theoretical arrival time per account), so workers
 on many machines never burst together.
 
-Retry budget. Retries may not exceed `ratio` × the successful first attempts in a sliding
-window (plus a small allowance, so a quiet insurer is not starved of its first retries).
-A dead insurer then receives barely more than one call per first attempt.
+Retry budget. Wasted retries — retries that did not succeed — may not exceed `ratio` × the
+successful first attempts in a sliding window (plus a small allowance, so a quiet insurer is
+not starved of its first retries). A dead insurer then receives barely more than one call per
+first attempt; a retry that succeeds is refunded, so once the insurer is back its backlog
+drains at the send rate rather than at the budget's trickle.
 """
 
 from __future__ import annotations
@@ -109,4 +111,5 @@ def gcra_reserve(tat: float, *, now: float, rate: float) -> tuple[float, float]:
 
 
 def retry_allowed(*, retries: int, first_successes: int, ratio: float) -> bool:
+    """`retries` counts the wasted ones: spent and not refunded by a success."""
     return retries < ratio * first_successes + BUDGET_MIN_RETRIES

@@ -42,6 +42,8 @@ class SharedState(Protocol):
 
     def budget_try_spend(self, insurer_code: str, *, ratio: float) -> bool: ...
 
+    def budget_refund(self, insurer_code: str) -> None: ...
+
     def budget_snapshot(self, insurer_code: str) -> dict[str, int]: ...
 
 
@@ -106,11 +108,13 @@ class DatabaseSharedState:
         return int(time.time() // BUDGET_BUCKET_SECONDS)
 
     def budget_record_first(self, insurer_code: str, *, ok: bool) -> None:
+        self._bucket_add(insurer_code, "first_successes" if ok else "first_failures")
+
+    def _bucket_add(self, insurer_code: str, field: str) -> None:
         from django.db.models import F
 
         from integrations.models import RetryBudgetBucket
 
-        field = "first_successes" if ok else "first_failures"
         bucket = self._bucket()
         with transaction.atomic():
             updated = RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket=bucket).update(
@@ -142,11 +146,17 @@ class DatabaseSharedState:
             )
             # Lock this insurer's current bucket: concurrent spenders queue here, so the cap is exact.
             list(RetryBudgetBucket.objects.select_for_update().filter(insurer_code=insurer_code, bucket=bucket))
-            totals = self._window(insurer_code).aggregate(ok=Sum("first_successes"), retries=Sum("retries"))
-            allowed = retry_allowed(retries=totals["retries"] or 0, first_successes=totals["ok"] or 0, ratio=ratio)
+            totals = self._window(insurer_code).aggregate(
+                ok=Sum("first_successes"), retries=Sum("retries"), refunded=Sum("retry_successes")
+            )
+            wasted = (totals["retries"] or 0) - (totals["refunded"] or 0)
+            allowed = retry_allowed(retries=wasted, first_successes=totals["ok"] or 0, ratio=ratio)
             field = "retries" if allowed else "denied"
             RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket=bucket).update(**{field: F(field) + 1})
         return allowed
+
+    def budget_refund(self, insurer_code: str) -> None:
+        self._bucket_add(insurer_code, "retry_successes")
 
     def budget_snapshot(self, insurer_code: str) -> dict[str, int]:
         from django.db.models import Sum
@@ -155,6 +165,7 @@ class DatabaseSharedState:
             first_successes=Sum("first_successes"),
             first_failures=Sum("first_failures"),
             retries=Sum("retries"),
+            retry_successes=Sum("retry_successes"),
             denied=Sum("denied"),
         )
         return {k: v or 0 for k, v in totals.items()}
@@ -204,9 +215,10 @@ for i = 0, n - 1 do
   local key = KEYS[1] .. ':' .. (bucket - i)
   ok = ok + tonumber(redis.call('HGET', key, 'ok') or '0')
   retries = retries + tonumber(redis.call('HGET', key, 'retries') or '0')
+    - tonumber(redis.call('HGET', key, 'rok') or '0')
 end
 local current = KEYS[1] .. ':' .. bucket
--- Mirrors ratecontrol.retry_allowed: retries < ratio * first_successes + min_retries
+-- Mirrors ratecontrol.retry_allowed: wasted retries < ratio * first_successes + min_retries
 local allowed = retries < tonumber(ARGV[3]) * ok + tonumber(ARGV[4])
 redis.call('HINCRBY', current, allowed and 'retries' or 'denied', 1)
 redis.call('EXPIRE', current, tonumber(ARGV[1]) * n * 2)
@@ -278,10 +290,19 @@ class RedisSharedState:
             )
         )
 
+    def budget_refund(self, insurer_code: str) -> None:
+        self._first(keys=[self._budget_key(insurer_code)], args=[BUDGET_BUCKET_SECONDS, "rok", self._buckets])
+
     def budget_snapshot(self, insurer_code: str) -> dict[str, int]:
         now_bucket = int(float(self._redis.time()[0]) // BUDGET_BUCKET_SECONDS)
-        totals = {"first_successes": 0, "first_failures": 0, "retries": 0, "denied": 0}
-        names = {"ok": "first_successes", "failed": "first_failures", "retries": "retries", "denied": "denied"}
+        totals = {"first_successes": 0, "first_failures": 0, "retries": 0, "retry_successes": 0, "denied": 0}
+        names = {
+            "ok": "first_successes",
+            "failed": "first_failures",
+            "retries": "retries",
+            "rok": "retry_successes",
+            "denied": "denied",
+        }
         for i in range(self._buckets):
             for field, value in self._redis.hgetall(f"{self._budget_key(insurer_code)}:{now_bucket - i}").items():
                 name = names.get(field.decode())

@@ -31,7 +31,7 @@ from integrations.services.calls import endpoint_for_account, insurer_operation_
 from integrations.services.work import (
     BUDGET_SPENT_MESSAGE,
     RETRY_BUDGET_WAIT_SECONDS,
-    retry_may_go,
+    retry_permit,
     work_claim,
     work_mark_failed,
     work_mark_retry,
@@ -134,12 +134,13 @@ def sync_item_process(item_id: int) -> str:
     if not work_claim(SyncItem, item_id, lease_seconds=_lease_seconds(policy)):
         return _state_of(item_id)
     item.refresh_from_db()
-    if not retry_may_go(item, insurer_code=account.insurer.code, policy=policy):
+    permit = retry_permit(item, insurer_code=account.insurer.code, policy=policy)
+    if permit == "denied":
         # The insurer's retry budget is spent: background work waits, it never fails for it.
         work_postpone(item, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE)
         return WorkState.PENDING
     try:
-        outcome = _ask_insurer(item, account)
+        outcome = _ask_insurer(item, account, budget_spent=permit == "spent")
     except Exception as exc:  # a fault on our side must not strand the item IN_FLIGHT
         logger.exception("sync item %s: status check crashed", item_id)
         error = InsurerError(
@@ -160,7 +161,7 @@ def _lease_seconds(policy: RetryPolicy) -> float:
     return min(policy.deadline, 4 * per_request) + LEASE_MARGIN_SECONDS
 
 
-def _ask_insurer(item: SyncItem, account: InsurerAccount) -> Outcome:
+def _ask_insurer(item: SyncItem, account: InsurerAccount, *, budget_spent: bool) -> Outcome:
     if not account.is_active:
         # Switched off after the run started: fail it visibly, so it can be replayed once fixed.
         error = InsurerError(
@@ -174,6 +175,7 @@ def _ask_insurer(item: SyncItem, account: InsurerAccount) -> Outcome:
         product=item.payload.get("product", ""),
         attempt_limit=1,
         attempt_offset=item.attempts,
+        budget_spent=budget_spent,
     )
 
 

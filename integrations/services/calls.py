@@ -103,6 +103,7 @@ def insurer_operation_run(
     sleep: Callable[[float], None] | None = None,
     attempt_limit: int | None = None,
     attempt_offset: int = 0,
+    budget_spent: bool = False,
 ) -> Outcome:
     """Run one operation with the policy in force for (insurer, operation); never raises for insurer failures.
 
@@ -138,5 +139,6 @@ def insurer_operation_run(
         on_retry=on_retry,
         attempt_limit=attempt_limit,
         attempt_offset=attempt_offset,
+        budget_spent=budget_spent,
         **kwargs,
     )

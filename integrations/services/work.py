@@ -162,13 +162,15 @@ def work_postpone(item: WorkItem, *, seconds: float, reason: str) -> bool:
     )
 
 
-def retry_may_go(item: WorkItem, *, insurer_code: str, policy: RetryPolicy) -> bool:
-    """A durable retry spends the insurer's retry budget (a throttled record's re-try does not)."""
+def retry_permit(item: WorkItem, *, insurer_code: str, policy: RetryPolicy) -> str:
+    """May this durable record's next try go? "free" (a first try, or after a throttle: not a
+    retry the budget counts), "spent" (a retry paid from the insurer's budget; refunded if it
+    succeeds) or "denied" (the budget is spent: wait)."""
     if item.attempts == 0 or item.error_kind == "throttled":
-        return True
+        return "free"
     from integrations.pacing import SharedRetryBudget
 
-    return SharedRetryBudget().try_spend(insurer_code, policy.retry_budget_ratio)
+    return "spent" if SharedRetryBudget().try_spend(insurer_code, policy.retry_budget_ratio) else "denied"
 
 
 def work_promote_due(model: type[WorkItem], *, limit: int = 500) -> list[int]:

@@ -22,7 +22,7 @@ from integrations.services.calls import endpoint_for_account, insurer_operation_
 from integrations.services.work import (
     BUDGET_SPENT_MESSAGE,
     RETRY_BUDGET_WAIT_SECONDS,
-    retry_may_go,
+    retry_permit,
     work_claim,
     work_mark_failed,
     work_mark_retry,
@@ -113,7 +113,8 @@ def issuance_process(issuance_id: int) -> str:
 
 
 def _one_try(issuance: Issuance, account: Any, policy: Any) -> tuple[str, float]:
-    if not retry_may_go(issuance, insurer_code=account.insurer.code, policy=policy):
+    permit = retry_permit(issuance, insurer_code=account.insurer.code, policy=policy)
+    if permit == "denied":
         # The insurer's retry budget is spent: wait (background work never fails for it).
         work_postpone(issuance, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE)
         return WorkState.PENDING, RETRY_BUDGET_WAIT_SECONDS
@@ -130,6 +131,7 @@ def _one_try(issuance: Issuance, account: Any, policy: Any) -> tuple[str, float]
         resume_issuance=resume,
         attempt_limit=1,
         attempt_offset=issuance.attempts,
+        budget_spent=permit == "spent",
     )
     if outcome.ok:
         _store_policy(issuance, account, outcome.result.policy_no, outcome.result.status.value)

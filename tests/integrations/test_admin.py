@@ -221,14 +221,19 @@ def anka_calls_for_one_quote(sandbox, agent) -> int:
 
 def test_admin_policy_change_takes_effect_in_a_running_worker(qcluster, sandbox, anka_only_agent, client):
     """max_attempts 3 → 1 saved in admin: within seconds the worker (never restarted) calls a failing insurer once."""
-    from integrations.sharedstate import shared_state
-
     sandbox["anka"].state.add_faults(
         [{"operation": "trafik_quote", "fault": "error", "code": "SERVICE_UNAVAILABLE", "rate": 1.0}]
     )
     # First-attempt successes in the retry budget, so it never runs dry in this test: it is not under test here.
-    for _ in range(100):
-        shared_state().budget_record_first("anka", ok=True)
+    from integrations.models import RetryBudgetBucket
+    from integrations.ratecontrol import BUDGET_BUCKET_SECONDS, BUDGET_WINDOW_SECONDS
+
+    # Enough for every quote below, in every bucket of the window the test may span.
+    now_bucket = int(time.time() // BUDGET_BUCKET_SECONDS)
+    RetryBudgetBucket.objects.bulk_create(
+        RetryBudgetBucket(insurer_code="anka", bucket=now_bucket + i, first_successes=1000)
+        for i in range(BUDGET_WINDOW_SECONDS // BUDGET_BUCKET_SECONDS)
+    )
     policy = OperationPolicy.objects.create(
         insurer=Insurer.objects.get(code="anka"), operation="trafik_quote", **QUICK_POLICY
     )

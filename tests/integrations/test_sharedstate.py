@@ -84,3 +84,14 @@ def test_retry_budget_caps_retries_per_insurer(state):
     assert budget.try_spend("anka", 0.2)  # another insurer has its own budget
     snapshot = state.budget_snapshot("bogazici")
     assert snapshot["retries"] == allowed and snapshot["denied"] == 40 - allowed
+
+
+def test_successful_retries_are_refunded(state):
+    """The budget caps wasted calls: a retry that succeeds gives its unit back."""
+    budget = SharedRetryBudget(state)
+    spent = sum(budget.try_spend("cinar", 0.2) for _ in range(BUDGET_MIN_RETRIES))
+    assert spent == BUDGET_MIN_RETRIES and not budget.try_spend("cinar", 0.2)
+    for _ in range(3):
+        budget.refund("cinar")
+    assert sum(budget.try_spend("cinar", 0.2) for _ in range(10)) == 3
+    assert state.budget_snapshot("cinar")["retry_successes"] == 3

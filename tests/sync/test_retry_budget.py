@@ -34,3 +34,21 @@ def test_dead_insurer_gets_retries_only_within_its_budget(make_policies, sandbox
     assert waiting.count() == len(ids) - BUDGET_MIN_RETRIES
     # Waiting on the budget does not use up a try: those items still had only their first attempt.
     assert set(waiting.values_list("attempts", flat=True)) == {1}
+
+
+def test_backlog_drains_once_the_insurer_is_back(make_policies, sandbox, quick_status_policy):
+    """Retries that succeed are refunded, so after an outage the whole backlog goes, not a trickle."""
+    make_policies("deniz", [f"DZ-P-{i:04d}" for i in range(20)])
+    sandbox["deniz"].state.add_faults(
+        [{"operation": "policy_status", "fault": "html", "http_status": 503, "times": 20}]
+    )
+    svc.sync_run_start(trigger=SyncRun.Trigger.COMMAND)
+    ids = list(SyncItem.objects.values_list("pk", flat=True))
+    for item_id in ids:  # the outage: every first attempt fails
+        svc.sync_item_process(item_id)
+    SyncItem.objects.update(next_attempt_at=timezone.now())
+    work_promote_due(SyncItem)
+    for item_id in ids:  # the insurer is back: each paid retry succeeds and is refunded
+        svc.sync_item_process(item_id)
+    assert SyncItem.objects.filter(state="SUBMITTED").count() == len(ids)
+    assert sandbox["deniz"].state.counts()["received"]["policy_status"] == 2 * len(ids)
