@@ -1,0 +1,295 @@
+"""The benchmark's world: sandbox insurers with a probe on their door, accounts, a clean slate.
+
+The probe wraps each sandbox insurer's `serve`: every business call it receives is recorded
+with the time it arrived, how long the insurer itself took (bucket, latency, fault, answer),
+the agency that sent it and what the insurer did with it. Attempts and throttles are counted
+there, by the insurer, the same way for every client; delivered and failed come from the clients.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+THROTTLE_NOTES = ("throttled", "fault=throttle", "fault=error:RATE_LIMITED", "fault=error:BS-901")
+THROTTLE_NOTES += ("fault=error:TOO_MANY_REQUESTS",)
+
+
+class Event(NamedTuple):
+    start: float  # time.monotonic() when the insurer started serving the call
+    end: float
+    insurer: str
+    operation: str
+    agency: str
+    note: str  # "", "throttled", "fault=<kind>[:code]", "auth-failed"
+    status: int
+    key: str  # plate or policy number
+
+    @property
+    def throttled(self) -> bool:
+        return self.note in THROTTLE_NOTES
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+class Probe:
+    """Records every call the sandbox insurers serve (list.append is atomic under the GIL)."""
+
+    def __init__(self, servers: Mapping[str, Any]) -> None:
+        self.events: list[Event] = []
+        for code, server in servers.items():
+            self._wrap(code, server.insurer)
+
+    def _wrap(self, code: str, insurer: Any) -> None:
+        original = insurer.serve
+        events = self.events
+
+        def serve(request: Any) -> Any:
+            started = time.monotonic()
+            response, call = original(request)
+            agency = call.account.agency_code if call.account is not None else ""
+            key = str(call.fields.get("plate") or call.fields.get("policy_no") or "")
+            events.append(
+                Event(started, time.monotonic(), code, call.operation, agency, call.note, response.status, key)
+            )
+            return response, call
+
+        insurer.serve = serve
+
+    def mark(self) -> int:
+        return len(self.events)
+
+    def since(self, mark: int, *, agency: str | None = None, insurer: str | None = None) -> list[Event]:
+        return [
+            e
+            for e in self.events[mark:]
+            if (agency is None or e.agency == agency) and (insurer is None or e.insurer == insurer)
+        ]
+
+
+def credentials_for(code: str, agency: str) -> dict[str, str]:
+    """Credentials of a benchmark agency's account at one sandbox insurer."""
+    slug = agency.lower()
+    if code == "anka":
+        return {"api_key": f"bench-key-{slug}"}
+    if code == "bogazici":
+        return {"username": f"bench-{slug}", "password": f"pw-{slug}"}
+    if code == "cinar":
+        return {"client_id": f"bench-{slug}", "client_secret": f"secret-{slug}"}
+    return {"username": f"bench-{slug}", "password": f"pw-{slug}"}
+
+
+@dataclass
+class World:
+    servers: dict[str, Any]
+    probe: Probe
+    raw_dir: str
+    quick: bool
+    notes: list[str] = field(default_factory=list)
+    _redis: tuple[str, Any] | None = None
+
+    def redis_url(self) -> str:
+        """A throw-away `redis-server` on a free port (started on first use), or "" without one."""
+        if self._redis is None:
+            self._redis = _start_redis(self.raw_dir)
+        return self._redis[0]
+
+    def close(self) -> None:
+        if self._redis is not None and self._redis[1] is not None:
+            process = self._redis[1]
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            self._redis = None
+
+    def url(self, code: str) -> str:
+        return self.servers[code].base_url
+
+    def reset(
+        self, config: Mapping[str, Any] | None = None, *, per_insurer: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
+        """Sandbox insurers back to their start (faults, buckets, counts), the platform's shared
+        rate and budget state and caches cleared: every scenario starts from the same place."""
+        from integrations.adapters.cinar import clear_token_cache
+        from integrations.models import RetryBudgetBucket, SendRateState
+        from integrations.policies import clear_policy_cache
+
+        for code, server in self.servers.items():
+            server.state.reset()
+            server.state.configure(known_policies_only=False, **(config or {}), **(per_insurer or {}).get(code, {}))
+        SendRateState.objects.all().delete()
+        RetryBudgetBucket.objects.all().delete()
+        clear_token_cache()
+        clear_policy_cache()
+        _reset_shared_state()
+
+    def add_accounts(
+        self, code: str, agencies: Iterable[str], *, rate: float | None = None, burst: int | None = None
+    ) -> None:
+        self.servers[code].state.add_accounts(
+            [
+                {
+                    "agency_code": agency,
+                    "credentials": credentials_for(code, agency),
+                    **({"rate_per_second": rate} if rate else {}),
+                    **({"burst": burst} if burst else {}),
+                }
+                for agency in agencies
+            ]
+        )
+
+
+def _start_redis(raw_dir: str) -> tuple[str, Any]:
+    binary = shutil.which("redis-server")
+    if not binary:
+        return "", None
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = open(os.path.join(raw_dir, "redis.log"), "w")
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    import redis
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            redis.Redis.from_url(url).ping()
+            return url, process
+        except redis.RedisError:
+            time.sleep(0.1)
+    process.terminate()
+    process.wait()
+    return "", None
+
+
+def _reset_shared_state() -> None:
+    """Redis-backed shared state keeps keys between scenarios; the database one was deleted above."""
+    from integrations import sharedstate
+
+    state = sharedstate.shared_state()
+    redis = getattr(state, "_redis", None)
+    if redis is not None:
+        for key in redis.scan_iter("insurehub:*"):
+            redis.delete(key)
+
+
+def platform_account(world: World, code: str, agency_code: str, *, contracted_rate: float) -> Any:
+    """The platform's stored account for a benchmark agency at one insurer (created or updated)."""
+    from agencies.models import Agency
+    from integrations.models import Insurer, InsurerAccount
+
+    agency, _ = Agency.objects.get_or_create(code=agency_code.lower(), defaults={"name": f"Bench {agency_code}"})
+    insurer = Insurer.objects.get(code=code)
+    account, _ = InsurerAccount.objects.get_or_create(
+        agency=agency, insurer=insurer, defaults={"agency_code": agency_code}
+    )
+    account.agency_code = agency_code
+    account.contracted_rate = contracted_rate
+    account.is_active = True
+    account.set_credentials(credentials_for(code, agency_code))
+    account.save()
+    return account
+
+
+def policy_override(code: str, operation: str, **fields: Any) -> None:
+    """An admin's override of one insurer's operation policy (as Django admin would store it)."""
+    from dataclasses import asdict
+
+    from integrations.models import Insurer, OperationPolicy
+    from integrations.policies import clear_policy_cache, default_policy
+
+    values = {**asdict(default_policy(operation)), **fields}
+    OperationPolicy.objects.update_or_create(
+        insurer=Insurer.objects.get(code=code), operation=operation, defaults=values
+    )
+    clear_policy_cache()
+
+
+def policy_overrides_clear() -> None:
+    from integrations.models import OperationPolicy
+    from integrations.policies import clear_policy_cache
+
+    OperationPolicy.objects.all().delete()
+    clear_policy_cache()
+
+
+def sync_tables_clear() -> None:
+    """Durable sync records and policies of earlier scenarios: a new scenario must not see them."""
+    from quotes.models import Policy
+    from sync.models import SyncItem, SyncRun
+
+    SyncItem.objects.all().delete()
+    SyncRun.objects.all().delete()
+    Policy.objects.all().delete()
+
+
+def rss_kb(pid: int | str = "self") -> dict[str, int]:
+    """VmRSS and VmHWM (peak) of a process, in kB, from /proc/<pid>/status."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    name, value = line.split(":", 1)
+                    out[name] = int(value.split()[0])
+    except OSError:
+        pass
+    return out
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct child processes of `pid` (reads /proc/*/stat)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+class Arrivals:
+    """Open-loop arrivals: calls `submit(item)` at each item's offset from `start` (seconds)."""
+
+    def __init__(self, schedule: list[tuple[float, Any]], submit: Any) -> None:
+        self.schedule = schedule
+        self.submit = submit
+        self.start = 0.0
+        self.thread = threading.Thread(target=self._run, name="arrivals", daemon=True)
+
+    def begin(self, start: float) -> Arrivals:
+        self.start = start
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        for offset, item in self.schedule:
+            delay = self.start + offset - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            self.submit(item)
+
+    def join(self) -> None:
+        self.thread.join()

@@ -1,0 +1,199 @@
+"""Scenario 1 — rate ceiling: a nightly sync of many policies against one contracted rate.
+
+Anka (429 + `Retry-After`) is the insurer; each client has its own agency account there, whose
+token bucket is the contracted rate. Every client has more worker threads than the rate allows
+(capacity ≈ workers / latency ≈ 6–8× the rate). A small share of the policies are bad records
+(numbers the insurer does not know: a permanent refusal). Each client runs in its own process
+against its own bucket: the naive client first (it is done in seconds, at full speed, and would
+keep the sandbox busy), then tenacity and the platform side by side.
+
+* naive / tenacity: the worker threads take policies off one queue until it is empty.
+* platform: the product's own nightly sync on durable records: `sync.services.sync_run_start`
+  (one QUEUED `SyncItem` per policy) and `sync_run_process(threads=workers)` (what the
+  `sync_policies` command runs): one attempt per IN_FLIGHT through `insurer_operation_run`
+  (`attempt_limit=1`), the shared send rate (`SharedSendRate`: GCRA at 98 % of the contracted
+  rate) and retry budget in the database, `DatabaseRecorder` writing every `Attempt` row; a
+  retry waits in PENDING until its `next_attempt_at` and the pump queues it again.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bench.clients import NAIVE, PLATFORM, TENACITY
+from bench.env import (
+    World,
+    credentials_for,
+    platform_account,
+    policy_override,
+    policy_overrides_clear,
+    sync_tables_clear,
+)
+from bench.metrics import event_series
+from bench.proc import Child, run_together
+
+INSURER = "anka"
+AGENCIES = {NAIVE: "S1NAIVE", TENACITY: "S1TENACITY", PLATFORM: "S1PLATFORM"}
+BAD_EVERY = 800  # one bad record in 800 (≈ the 58 in 48,007 of the issue's busy hour)
+WINDOW = 5.0  # seconds per point of the throttled curve
+
+
+def params(quick: bool) -> dict[str, Any]:
+    if quick:
+        return {"rate": 50.0, "burst": 10, "policies": 200, "workers": 8, "latency_ms": [10, 40], "cap_s": 8.0}
+    return {"rate": 50.0, "burst": 10, "policies": 8_000, "workers": 16, "latency_ms": [20, 60], "cap_s": None}
+
+
+def policy_numbers(n: int) -> list[tuple[str, bool]]:
+    """(policy number, is it a bad record) — a bad one is a number the insurer does not know."""
+    return [(f"AK-X-{i:06d}", True) if i % BAD_EVERY == 100 else (f"AK-P-{i:06d}", False) for i in range(n)]
+
+
+# --- bench process ---------------------------------------------------------------------------
+
+
+def run(world: World) -> dict[str, Any]:
+    from quotes.models import Policy
+
+    p = params(world.quick)
+    world.reset({"latency_ms": p["latency_ms"]})
+    sync_tables_clear()
+    policy_overrides_clear()
+    world.add_accounts(INSURER, AGENCIES.values(), rate=p["rate"], burst=p["burst"])
+    numbers = policy_numbers(p["policies"])
+    account = platform_account(world, INSURER, AGENCIES[PLATFORM], contracted_rate=p["rate"])
+    if p["rate"] > 50:  # the default policy caps an account at 50 calls/s; an admin raises it to the contract
+        policy_override(INSURER, "policy_status", rate_ceiling=p["rate"])
+    Policy.objects.bulk_create(
+        [
+            Policy(agency=account.agency, insurer=account.insurer, account=account, product="trafik", policy_no=no)
+            for no, _ in numbers
+        ],
+        batch_size=1000,
+    )
+    keys = [no for no, _ in numbers]
+    base = {"url": world.url(INSURER), "insurer": INSURER, "keys": keys, "workers": p["workers"], "cap_s": p["cap_s"]}
+    children = [
+        Child(
+            f"s1-{client}",
+            {
+                **base,
+                "client": client,
+                "credentials": credentials_for(INSURER, AGENCIES[client]),
+                "entry": "bench.s1_rate:platform_main" if client == PLATFORM else "bench.s1_rate:baseline_main",
+                "django": client == PLATFORM,
+            },
+            world.raw_dir,
+        )
+        for client in (NAIVE, TENACITY, PLATFORM)
+    ]
+    bad = {no for no, is_bad in numbers if is_bad}
+    out: dict[str, Any] = {"params": p, "insurer": INSURER, "clients": {}}
+    # The naive client is done in seconds, at full speed: it goes first, alone, so that its burst
+    # (which keeps the sandbox busy) does not slow the others down; then tenacity and the platform.
+    naive, rest = children[0], children[1:]
+    for group in ([naive], rest):
+        mark = world.probe.mark()
+        start_at, outs = run_together(group, timeout=1800)
+        for child in group:
+            client = child.name.removeprefix("s1-")
+            events = world.probe.since(mark, agency=AGENCIES[client])
+            out["clients"][client] = _summary(outs[child.name], events, bad, start_at, p)
+            print(f"  s1 {client}: {_brief(out['clients'][client])}", flush=True)
+    return {**out, "clients": {c: out["clients"][c] for c in (NAIVE, TENACITY, PLATFORM)}}
+
+
+def _summary(result: dict[str, Any], events: list, bad: set[str], start_at: float, p: dict[str, Any]) -> dict[str, Any]:
+    finished = result["finished"]
+    duration = max(finished - start_at, 1e-6)
+    records = result["records"]  # [key, state]: "ok", "failed", "deferred", or still open
+    delivered = sum(1 for key, state in records if state == "ok" and key not in bad)
+    marked_failed = sum(1 for _, state in records if state == "failed")
+    failed_bad = sum(1 for key, state in records if state == "failed" and key in bad)
+    deferred = sum(1 for _, state in records if state == "deferred")
+    # Open: still in the client's hands when it stopped (a capped quick run), or a durable record not final.
+    final = {key for key, state in records if state in ("ok", "failed", "deferred")}
+    still_open = p["policies"] - len(final)
+    open_good = still_open - (len(bad) - len(bad & final))
+    good = p["policies"] - len(bad)
+    attempts = len(events)
+    throttled = sum(1 for e in events if e.throttled)
+    end = max([e.start for e in events] + [finished])
+    return {
+        "flavour": result["flavour"],
+        "records": p["policies"],
+        "bad_records": len(bad),
+        "attempts": attempts,
+        "throttled": throttled,
+        "throttled_share": throttled / attempts if attempts else 0.0,
+        "marked_failed": marked_failed,
+        "failed_bad": failed_bad,
+        "deferred": deferred,
+        "open": still_open,
+        "delivered": delivered,
+        "lost": good - delivered - deferred - open_good,
+        "seconds": duration,
+        "goodput_per_s": delivered / duration,
+        "goodput_share": delivered / duration / p["rate"],
+        "attempts_per_delivered": attempts / delivered if delivered else None,
+        "window_s": WINDOW,
+        "throttled_per_min": [
+            c * 60.0 / WINDOW
+            for c in event_series(events, start=start_at, end=end, bin_s=WINDOW, when=lambda e: e.throttled)
+        ],
+        "delivered_per_s": [
+            c / WINDOW
+            for c in event_series(
+                events, start=start_at, end=end, bin_s=WINDOW, when=lambda e: e.status == 200 and not e.throttled
+            )
+        ],
+    }
+
+
+def _brief(s: dict[str, Any]) -> str:
+    return (
+        f"attempts={s['attempts']} throttled={s['throttled']} failed={s['marked_failed']} "
+        f"delivered={s['delivered']} lost={s['lost']} goodput={s['goodput_share']:.1%} in {s['seconds']:.1f}s"
+    )
+
+
+# --- agent processes -------------------------------------------------------------------------
+
+
+def baseline_main(spec: dict[str, Any]) -> dict[str, Any]:
+    from bench.agent import ready_and_wait
+    from bench.drivers import baseline_handle, closed_loop
+    from bench.wire import wire_for
+
+    wire = wire_for(spec["insurer"], spec["url"], spec["credentials"])
+    handle = baseline_handle(spec["client"], wire)
+    ready_and_wait()
+    records = closed_loop(spec["keys"], workers=spec["workers"], handle=handle, cap_s=spec.get("cap_s"))
+    finished = max((r["finished"] for r in records), default=time.monotonic())
+    return {
+        "flavour": "plain requests, worker threads on one queue",
+        "finished": finished,
+        "records": [[r["key"], "ok" if r["ok"] else "failed"] for r in records],
+    }
+
+
+def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
+    from bench.agent import ready_and_wait
+    from sync.models import SyncItem
+    from sync.services import sync_run_process, sync_run_start
+
+    run = sync_run_start(trigger="command")
+    ready_and_wait()
+    sync_run_process(run, threads=spec["workers"])
+    finished = time.monotonic()
+    names = {"SUBMITTED": "ok", "FAILED": "failed", "DEFERRED": "deferred"}
+    return {
+        "flavour": "durable SyncItem records: sync_run_start + sync_run_process "
+        "(DatabaseRecorder, shared state in SQLite)",
+        "finished": finished,
+        "records": [
+            [payload["policy_no"], names.get(state, state.lower())]
+            for payload, state in SyncItem.objects.filter(run=run).values_list("payload", "state")
+        ],
+    }

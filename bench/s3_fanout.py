@@ -1,0 +1,391 @@
+"""Scenario 3 — quote fan-out: concurrent agents asking the four insurers for trafik quotes.
+
+The sandbox insurers answer with the demo's realistic latencies (`sandbox.realistic_config`:
+Deniz 1–4 s on quotes, the others 50–400 ms). Each agent asks, waits for the last of the four
+answers, thinks for up to a second and asks again. Every request carries a plate of its own, so
+the probe can tell how long each insurer itself spent on it (from the moment it started serving
+the call to its answer). For every request:
+
+    overhead = (time from the agent's ask to the last answer) − (the slowest insurer's own time)
+
+* naive / tenacity: a process of 50 agent threads; each request sends the four calls from a
+  thread pool and waits for all four (no Django, no database).
+* platform: the product's whole path. Agents call `quote_request_create` (validation, one
+  `QuoteRequest` + four `InsurerQuote` rows, the dispatch queued on commit); a real django-q2
+  `qcluster` (its default 2 workers) picks `quote_request_dispatch` up from the broker and hands
+  each insurer to the fan-out pool (`quotes/fanout.py`), which runs `insurer_quote_fetch` →
+  `insurer_operation_run` and stores each answer. The last answer's time is the worker's own
+  `finished_at`. Run twice: the embedded default (ORM broker on SQLite, shared state in SQLite)
+  and with Redis (broker and shared state), when a `redis-server` binary is available.
+
+Memory per worker: VmRSS (and the peak, VmHWM) from /proc/<pid>/status — of each qcluster
+process for the platform, of the agent process for the baselines.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bench.clients import NAIVE, TENACITY
+from bench.env import World, children_of, credentials_for, platform_account, policy_overrides_clear, rss_kb
+from bench.metrics import percentile
+from bench.proc import REPO_ROOT, Child, run_together
+
+INSURERS = ("anka", "bogazici", "cinar", "deniz")
+ORM = "platform"
+REDIS = "platform-redis"
+CITY = {NAIVE: 6, TENACITY: 7, ORM: 34, REDIS: 35}
+FIELDS = {"owner_id": "10000000146", "registration_serial": "AB123456", "usage": "private"}
+
+
+def params(quick: bool) -> dict[str, Any]:
+    if quick:
+        return {
+            "agents": 10,
+            "seconds": 2.0,
+            "think_s": [0.0, 0.3],
+            "ramp_s": 0.3,
+            "contracted_rate": 50.0,
+            "latency_scale": 0.2,
+        }
+    return {
+        "agents": 50,
+        "seconds": 15.0,
+        "think_s": [0.0, 1.0],
+        "ramp_s": 2.0,
+        "contracted_rate": 50.0,
+        "latency_scale": 1.0,
+    }
+
+
+def latency_config(code: str, scale: float) -> dict[str, Any]:
+    """The demo's realistic latencies (`sandbox.realistic_config`), scaled down in quick mode."""
+    from sandbox import realistic_config
+
+    latency = realistic_config(code)["latency_ms"]
+
+    def scaled(pair: list[float]) -> list[float]:
+        return [round(v * scale) for v in pair]
+
+    if isinstance(latency, dict):
+        return {"latency_ms": {op: scaled(pair) for op, pair in latency.items()}}
+    return {"latency_ms": scaled(latency)}
+
+
+def plate(client: str, agent: int, seq: int) -> str:
+    return f"{CITY[client]:02d}{chr(65 + agent // 26)}{chr(65 + agent % 26)}{seq:04d}"
+
+
+# --- bench process ---------------------------------------------------------------------------
+
+
+def run(world: World) -> dict[str, Any]:
+    p = params(world.quick)
+    latency = {c: latency_config(c, p["latency_scale"]) for c in INSURERS}
+    out: dict[str, Any] = {"params": p, "clients": {}, "latency": latency}
+    redis_url = world.redis_url()
+    clients = [NAIVE, TENACITY, ORM] + ([REDIS] if redis_url else [])
+    if not redis_url:
+        out["redis"] = "not measured: no redis-server binary on this machine"
+    # One client at a time (latency is what is measured); quick mode, a smoke test, runs them together.
+    groups = [clients] if world.quick else [[client] for client in clients]
+    for group in groups:
+        world.reset(per_insurer=latency)
+        policy_overrides_clear()
+        children, agencies, pid_files = [], {}, []
+        for client in group:
+            agency = agencies[client] = f"S3{client.replace('platform-', 'P').replace('-', '').upper()}"
+            for code in INSURERS:
+                world.add_accounts(code, [agency])  # the sandbox default bucket: 50/s, burst 50
+            spec = {
+                **p,
+                "client": client,
+                "agency": agency,
+                "insurers": {
+                    code: {"url": world.url(code), "credentials": credentials_for(code, agency)} for code in INSURERS
+                },
+            }
+            env = {}
+            if client in (ORM, REDIS):
+                for code in INSURERS:
+                    platform_account(world, code, agency, contracted_rate=p["contracted_rate"])
+                pid_file = Path(world.raw_dir) / "agents" / f"s3-{client}.cluster.pid"
+                pid_file.parent.mkdir(parents=True, exist_ok=True)
+                pid_file.unlink(missing_ok=True)
+                pid_files.append(pid_file)
+                spec.update(entry="bench.s3_fanout:platform_main", django=True, cluster_pid_file=str(pid_file))
+                if client == REDIS:
+                    env["BENCH_REDIS_URL"] = redis_url
+            else:
+                spec.update(entry="bench.s3_fanout:baseline_main", django=False)
+            children.append(Child(f"s3-{client}", spec, world.raw_dir, env=env))
+        mark = world.probe.mark()
+        try:
+            _, outs = run_together(children, timeout=300)
+        finally:
+            for pid_file in pid_files:
+                if pid_file.exists():  # the agent died before stopping its cluster: stop it here
+                    stop_cluster(int(pid_file.read_text()))
+        for client in group:
+            events = world.probe.since(mark, agency=agencies[client])
+            out["clients"][client] = s = _summary(outs[f"s3-{client}"], events)
+            print(
+                f"  s3 {client}: requests={s['requests']} overhead p50/p95/p99 ms="
+                f"{_ms(s['overhead_p50_ms'])}/{_ms(s['overhead_p95_ms'])}/{_ms(s['overhead_p99_ms'])} "
+                f"rss/worker={s['rss_per_worker_mb']:.0f} MB",
+                flush=True,
+            )
+    return out
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0f}"
+
+
+def _summary(result: dict[str, Any], events: list) -> dict[str, Any]:
+    own: dict[tuple[str, str], float] = {}
+    for e in events:
+        if e.operation == "trafik_quote":
+            own[(e.insurer, e.key)] = max(own.get((e.insurer, e.key), 0.0), e.duration)
+    overheads, totals, slowest, to_worker = [], [], [], []
+    incomplete = 0
+    for req in result["requests"]:
+        if req["t_last"] is None or not all(req["answered"].values()):
+            incomplete += 1
+            continue
+        waits = [own.get((code, req["plate"])) for code in INSURERS]
+        if any(w is None for w in waits):
+            incomplete += 1
+            continue
+        total = req["t_last"] - req["t0"]
+        overheads.append((total - max(waits)) * 1000.0)
+        if req.get("t_first_call") is not None:
+            to_worker.append((req["t_first_call"] - req["t0"]) * 1000.0)
+        totals.append(total * 1000.0)
+        slowest.append(max(waits) * 1000.0)
+    rss = result["rss"]
+    return {
+        "flavour": result["flavour"],
+        "requests": len(result["requests"]),
+        "complete": len(overheads),
+        "incomplete": incomplete,
+        "not_ok": sum(1 for req in result["requests"] for ok in req["answered"].values() if ok is False),
+        "overhead_p50_ms": percentile(overheads, 50),
+        "overhead_p95_ms": percentile(overheads, 95),
+        "overhead_p99_ms": percentile(overheads, 99),
+        "overhead_max_ms": max(overheads) if overheads else None,
+        "to_first_call_p50_ms": percentile(to_worker, 50),
+        "to_first_call_p95_ms": percentile(to_worker, 95),
+        "last_answer_p50_ms": percentile(totals, 50),
+        "last_answer_p95_ms": percentile(totals, 95),
+        "slowest_insurer_p50_ms": percentile(slowest, 50),
+        "rss_per_worker_mb": max((r["VmRSS"] for r in rss), default=0) / 1024.0,
+        "rss_peak_per_worker_mb": max((r.get("VmHWM", 0) for r in rss), default=0) / 1024.0,
+        "processes": rss,
+        "overheads_ms": overheads,
+    }
+
+
+# --- agent processes -------------------------------------------------------------------------
+
+
+def _agents(p: dict[str, Any], ask: Any, client: str) -> list[dict[str, Any]]:
+    """Run the agents until `seconds` have passed; `ask(agent, plate)` returns (t0, t_last, answered)."""
+    requests: list[dict[str, Any]] = []
+    stop_at = time.monotonic() + p["seconds"]
+    rng = random.Random(CITY[client])
+
+    def agent(index: int, ramp: float, thinks: list[float]) -> None:
+        time.sleep(ramp)
+        seq = 0
+        while time.monotonic() < stop_at:
+            number = plate(client, index, seq)
+            t0, t_last, answered = ask(index, number)
+            requests.append({"plate": number, "t0": t0, "t_last": t_last, "answered": answered})
+            seq += 1
+            time.sleep(thinks[seq % len(thinks)])
+
+    threads = [
+        threading.Thread(
+            target=agent,
+            args=(i, rng.uniform(0, p["ramp_s"]), [rng.uniform(*p["think_s"]) for _ in range(64)]),
+            daemon=True,
+        )
+        for i in range(p["agents"])
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return requests
+
+
+def baseline_main(spec: dict[str, Any]) -> dict[str, Any]:
+    from bench.agent import ready_and_wait
+    from bench.clients import RUNNERS
+    from bench.wire import wire_for
+
+    wires = {code: wire_for(code, info["url"], info["credentials"]) for code, info in spec["insurers"].items()}
+    wires["cinar"].token()  # type: ignore[attr-defined]  # set-up, before the clock starts
+    runner = RUNNERS[spec["client"]]
+    pool = ThreadPoolExecutor(max_workers=4 * spec["agents"], thread_name_prefix="call")
+
+    def call(code: str, number: str) -> tuple[bool, float]:
+        result = runner(lambda: wires[code].trafik_quote({**FIELDS, "plate": number}))
+        return result.ok, time.time()
+
+    def ask(agent: int, number: str) -> tuple[float, float, dict[str, bool]]:
+        t0 = time.time()
+        futures = {code: pool.submit(call, code, number) for code in INSURERS}
+        done = {code: future.result() for code, future in futures.items()}
+        return t0, max(t for _, t in done.values()), {code: ok for code, (ok, _) in done.items()}
+
+    ready_and_wait()
+    requests = _agents(spec, ask, spec["client"])
+    return {
+        "flavour": "plain requests: the four calls from a thread pool, the agent waits for all four",
+        "requests": requests,
+        "rss": [{"pid": os.getpid(), "role": "agent process", **rss_kb()}],
+    }
+
+
+def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
+    from django.contrib.auth import get_user_model
+    from django.db import close_old_connections, connection
+    from django.db.models import Max, Min
+    from django_q.tasks import async_task, result
+
+    from agencies.models import AgentProfile
+    from bench.agent import ready_and_wait
+    from integrations.models import InsurerAccount
+    from quotes.models import InsurerQuote, QuoteRequest
+    from quotes.services.quote_requests import quote_request_create
+
+    agency = InsurerAccount.objects.select_related("agency").filter(agency_code=spec["agency"]).first().agency
+    users = []
+    user_model = get_user_model()
+    for i in range(spec["agents"]):
+        user, _ = user_model.objects.get_or_create(username=f"{spec['agency'].lower()}-{i}")
+        AgentProfile.objects.get_or_create(user=user, defaults={"agency": agency})
+        users.append(user)
+    cluster = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=REPO_ROOT,
+        env=dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    Path(spec["cluster_pid_file"]).write_text(str(cluster.pid))
+    try:
+        # The cluster is up when a trivial task has gone through it.
+        task_id = async_task("math.floor", 1.5)
+        if result(task_id, wait=30_000) != 1:
+            raise RuntimeError("qcluster did not run a task within 30 s")
+        waiting: dict[int, tuple[threading.Event, list]] = {}
+        lock = threading.Lock()
+        stop = threading.Event()
+
+        def poller() -> None:
+            while not stop.is_set():
+                with lock:
+                    ids = list(waiting)
+                if ids:
+                    rows = InsurerQuote.objects.filter(request_id__in=ids).values_list(
+                        "request_id", "insurer__code", "state", "finished_at"
+                    )
+                    by_request: dict[int, list] = {}
+                    for request_id, code, state, finished_at in rows:
+                        by_request.setdefault(request_id, []).append((code, state, finished_at))
+                    for request_id, answers in by_request.items():
+                        if len(answers) == len(INSURERS) and all(a[2] is not None for a in answers):
+                            with lock:
+                                event, box = waiting.pop(request_id)
+                            box.append(answers)
+                            event.set()
+                time.sleep(0.02)
+            connection.close()
+
+        def ask(agent: int, number: str) -> tuple[float, float | None, dict[str, bool]]:
+            close_old_connections()
+            t0 = time.time()
+            request = quote_request_create(user=users[agent], product="trafik", data={**FIELDS, "plate": number})
+            event, box = threading.Event(), []
+            with lock:
+                waiting[request.pk] = (event, box)
+            if not event.wait(timeout=60):
+                return t0, None, {}
+            answers = box[0]
+            t_last = max(finished_at.timestamp() for _, _, finished_at in answers)
+            return t0, t_last, {code: state == InsurerQuote.State.SUCCEEDED for code, state, _ in answers}
+
+        watcher = threading.Thread(target=poller, daemon=True)
+        watcher.start()
+        ready_and_wait()
+        requests = _agents(spec, ask, spec["client"])
+        stop.set()
+        # Where the time went: the request stored, the first insurer call claimed by the fan-out pool.
+        rows = (
+            QuoteRequest.objects.filter(agency=agency)
+            .annotate(first=Min("insurer_quotes__started_at"), last=Max("insurer_quotes__started_at"))
+            .values_list("plate", "created_at", "first", "last")
+        )
+        stamps = {plate: (created, first, last) for plate, created, first, last in rows}
+        for req in requests:
+            created, first, last = stamps.get(req["plate"], (None, None, None))
+            req["t_created"] = created.timestamp() if created else None
+            req["t_first_call"] = first.timestamp() if first else None
+            req["t_last_call"] = last.timestamp() if last else None
+        rss = []
+        for pid in _descendants(cluster.pid):
+            rss.append({"pid": pid, "role": "qcluster process", **rss_kb(pid)})
+    finally:
+        stop_cluster(cluster.pid)
+        cluster.wait()
+        Path(spec["cluster_pid_file"]).unlink(missing_ok=True)
+    broker = "Redis (broker and shared state)" if os.environ.get("BENCH_REDIS_URL") else "ORM broker on SQLite"
+    return {
+        "flavour": f"quote_request_create -> qcluster ({broker}) -> quote_request_dispatch -> fan-out pool -> "
+        "insurer_quote_fetch",
+        "requests": requests,
+        "rss": [r for r in rss if "VmRSS" in r],
+    }
+
+
+def stop_cluster(pgid: int) -> None:
+    """SIGTERM to the cluster's process group, SIGKILL if it is not gone within 1.5 s (a benchmark
+    cluster holds nothing worth a graceful shutdown, and django-q2's can take a long while)."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        for child in children_of(current):
+            found.append(child)
+            todo.append(child)
+    return [pid, *found]

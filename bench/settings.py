@@ -1,0 +1,45 @@
+"""Benchmark settings: the test settings on a fresh SQLite file of the benchmark's own.
+
+`python -m bench` sets `BENCH_DB_PATH` (a file in a temporary directory) before Django starts,
+and the qcluster processes it starts inherit it. `DATABASE_URL` is ignored on purpose: the
+benchmark measures the embedded default, and must never touch a real database.
+"""
+
+import os
+import tempfile
+
+from insurehub.settings.test import *  # noqa: F403
+
+_path = os.environ.get("BENCH_DB_PATH") or os.path.join(tempfile.gettempdir(), f"insurehub-bench-{os.getpid()}.sqlite3")
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": _path,
+        "OPTIONS": {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;PRAGMA busy_timeout=30000;",
+        },
+    }
+}
+
+# The shared send-rate/retry-budget state and django-q2's broker: Redis only when the benchmark
+# asks for it (the fan-out scenario's Redis run), whatever REDIS_URL the shell has.
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "")
+Q_CLUSTER = {k: v for k, v in Q_CLUSTER.items() if k not in ("orm", "redis")}  # noqa: F405
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+
+# One log line per attempt would be the loudest thing in the run: keep warnings and errors only.
+LOGGING = {
+    **LOGGING,  # noqa: F405
+    "root": {"handlers": ["console"], "level": os.environ.get("BENCH_LOG_LEVEL", "WARNING")},
+    "loggers": {
+        **LOGGING["loggers"],  # noqa: F405
+        "integrations.attempts": {"level": "ERROR"},
+        "sync": {"level": "ERROR"},
+        "django_q": {"level": "ERROR"},
+    },
+}

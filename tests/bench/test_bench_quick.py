@@ -1,0 +1,63 @@
+"""The benchmark suite still runs: `python -m bench --quick` completes and writes its results.
+
+No timing is asserted (numbers on a shared CI machine mean little); only that every scenario
+ran every client and left its table, plots and raw numbers behind.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+SCENARIOS = {
+    "rate": ("clients", ("naive", "tenacity", "platform")),
+    "storm": ("outage", ("naive", "tenacity", "platform", "platform-engine")),
+    "fanout": ("clients", ("naive", "tenacity", "platform")),
+    "mixed": ("clients", ("naive", "tenacity", "platform")),
+}
+HEADINGS = (
+    "## 1. Rate ceiling",
+    "## 2. Retry storm",
+    "## 3. Quote fan-out",
+    "## 4. Per-call overhead",
+    "## 5. Mixed faults",
+)
+PLOTS = (
+    "s1_rate_ceiling.png",
+    "s2_retry_storm.png",
+    "s3_fanout_overhead.png",
+    "s4_per_call.png",
+    "s5_mixed_faults.png",
+)
+
+
+def test_quick_benchmark_runs_every_scenario_and_client(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--out", str(tmp_path)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
+
+    markdown = (tmp_path / "results.md").read_text()
+    for heading in HEADINGS:
+        assert heading in markdown
+    for label in ("naive", "plain tenacity", "platform"):
+        assert f"| {label} |" in markdown
+    for plot in PLOTS:
+        assert (tmp_path / plot).stat().st_size > 0
+
+    results = json.loads((tmp_path / "raw" / "results.json").read_text())
+    scenarios = results["scenarios"]
+    for name, (key, clients) in SCENARIOS.items():
+        assert set(clients) <= set(scenarios[name][key]), (name, sorted(scenarios[name][key]))
+    assert set(scenarios["storm"]["throttle"]) >= {"naive", "tenacity", "platform", "platform-engine"}
+    variants = scenarios["overhead"]["variants"]
+    assert {"bare", "naive", "tenacity", "platform (default)"} <= set(variants)
