@@ -14,7 +14,7 @@ import time
 from typing import Protocol
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from integrations.ratecontrol import (
     BUDGET_BUCKET_SECONDS,
@@ -22,7 +22,6 @@ from integrations.ratecontrol import (
     BUDGET_WINDOW_SECONDS,
     RateState,
     Window,
-    gcra_reserve,
     retry_allowed,
 )
 
@@ -48,51 +47,84 @@ class SharedState(Protocol):
 
 
 class DatabaseSharedState:
-    def _row(self, key: str, initial_rate: float):
-        from integrations.models import SendRateState
+    # One statement each, atomic on its own (no explicit transaction, no read-then-write), so the
+    # per-call cost stays low on SQLite and no lock is held between a read and a write.
+    # The slot arithmetic mirrors ratecontrol.gcra_reserve; RETURNING needs SQLite >= 3.35.
+    _RESERVE_SQL = (
+        "UPDATE integrations_sendratestate SET rate = {least}(rate, %s), "
+        "tat = {greatest}(tat, {now}) + 1.0 / {least}(rate, %s) "
+        "WHERE account_key = %s AND (%s OR {greatest}(tat, {now}) - {now} <= %s) "
+        "RETURNING tat, rate, {now}"
+    )
+    _COUNT_SQL = (
+        "UPDATE integrations_sendratestate SET window_attempts = window_attempts + 1, "
+        "window_throttled = window_throttled + %s WHERE account_key = %s "
+        "RETURNING window_attempts, window_throttled, window_started, rate, known_good"
+    )
+    _CLOSE_SQL = (
+        "UPDATE integrations_sendratestate SET window_attempts = 0, window_throttled = 0, window_started = %s "
+        "WHERE account_key = %s AND window_started = %s"
+    )
 
-        row = SendRateState.objects.select_for_update().filter(account_key=key).first()
-        if row is None:
-            SendRateState.objects.bulk_create(
-                [SendRateState(account_key=key, rate=initial_rate, window_started=time.time())], ignore_conflicts=True
-            )
-            row = SendRateState.objects.select_for_update().get(account_key=key)
-        return row
+    @staticmethod
+    def _sql(template: str) -> tuple[str, bool]:
+        """The statement for this database, and whether `now` is passed in (SQLite) or read by
+        the database itself when it takes the row (PostgreSQL: one clock for every machine, and
+        a caller that waited for the row lock is not handed a slot reckoned from before it)."""
+        if connection.vendor == "sqlite":
+            return template.format(least="MIN", greatest="MAX", now="%s"), True
+        now = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
+        return template.format(least="LEAST", greatest="GREATEST", now=now), False
 
     def reserve_send_slot(self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None) -> float:
         from integrations.models import SendRateState
 
-        with transaction.atomic():
-            row = self._row(key, initial_rate)
-            rate = min(row.rate, ceiling)
-            wait, tat = gcra_reserve(row.tat, now=time.time(), rate=rate)
-            if max_wait is not None and wait > max_wait:
-                return wait
-            SendRateState.objects.filter(pk=row.pk).update(tat=tat, rate=rate)
-        return wait
+        now = time.time()
+        unbounded = max_wait is None
+        limit = 0.0 if max_wait is None else max_wait
+        sql, now_is_param = self._sql(self._RESERVE_SQL)
+        clock = [now] if now_is_param else []
+        params = [ceiling, *clock, ceiling, key, unbounded, *clock, *clock, limit, *clock]
+        with connection.cursor() as cursor:
+            # Three rounds at most: the row may be created, or move on, between two statements.
+            for _ in range(3):
+                cursor.execute(sql, params)
+                reserved = cursor.fetchone()
+                if reserved is not None:
+                    break
+                tat = SendRateState.objects.filter(account_key=key).values_list("tat", flat=True).first()
+                if tat is None:
+                    SendRateState.objects.bulk_create(
+                        [
+                            SendRateState(
+                                account_key=key, rate=initial_rate, known_good=initial_rate, window_started=now
+                            )
+                        ],
+                        ignore_conflicts=True,
+                    )
+                elif not unbounded and max(tat, now) - now > limit:
+                    return max(tat, now) - now  # further away than this caller can wait: not taken
+            else:
+                return 0.0  # the state kept moving under us: send, the insurer's signal will tell
+        tat, rate, reserved_at = reserved
+        return max(tat - 1.0 / rate - reserved_at, 0.0)
 
     def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
-        from integrations.models import SendRateState
-
         now = time.time()
-        with transaction.atomic():
-            row = SendRateState.objects.select_for_update().filter(account_key=key).first()
-            if row is None:
+        with connection.cursor() as cursor:
+            cursor.execute(self._COUNT_SQL, [int(throttled), key])
+            counted = cursor.fetchone()
+            if counted is None:
                 return None
-            window = Window(
-                attempts=row.window_attempts + 1,
-                throttled=row.window_throttled + int(throttled),
-                seconds=now - row.window_started,
-            )
-            if window.is_closed():
-                SendRateState.objects.filter(pk=row.pk).update(
-                    window_attempts=0, window_throttled=0, window_started=now
-                )
-                return RateState(rate=row.rate, known_good=row.known_good or row.rate), window
-            SendRateState.objects.filter(pk=row.pk).update(
-                window_attempts=window.attempts, window_throttled=window.throttled
-            )
-        return None
+            attempts, throttled_count, started, rate, known_good = counted
+            window = Window(attempts=attempts, throttled=throttled_count, seconds=now - started)
+            if not window.is_closed():
+                return None
+            # Only the caller whose reset lands closes the window: exactly one adjusts the rate.
+            cursor.execute(self._CLOSE_SQL, [now, key, started])
+            if cursor.rowcount != 1:
+                return None
+        return RateState(rate=rate, known_good=known_good or rate), window
 
     def set_rate(self, key: str, state: RateState) -> None:
         from integrations.models import SendRateState
