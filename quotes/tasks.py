@@ -13,9 +13,3 @@ def issuance_process(issuance_id: int) -> str:
     from quotes.services.issuance import issuance_process as process
 
     return process(issuance_id)
-
-
-def issuance_pump() -> int:
-    from quotes.services.issuance import issuance_pump as pump
-
-    return len(pump())
