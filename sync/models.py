@@ -47,7 +47,11 @@ class SyncItem(WorkItem):
         verbose_name = "eşitleme kaydı"
         verbose_name_plural = "eşitleme kayıtları"
         constraints = [models.UniqueConstraint(fields=["run", "policy"], name="one_item_per_policy_per_run")]
-        indexes = [models.Index(fields=["state", "next_attempt_at"], name="syncitem_due_idx")]
+        indexes = [
+            models.Index(fields=["state", "next_attempt_at"], name="syncitem_due_idx"),
+            # "Is anything of this run still open?" is asked each time one of its items ends.
+            models.Index(fields=["run", "state"], name="syncitem_run_state_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.payload.get('insurer', '?')}:{self.payload.get('policy_no', '?')} {self.state}"

@@ -127,7 +127,18 @@ def sync_item_process(item_id: int) -> str:
 
     A retry is not waited for here: the item goes PENDING and the pump (or `sync_policies`)
     queues it again when it is due, so no worker sleeps through an insurer's backoff.
+    The item that ends its run closes it, so the run's end time is when its work ended, not
+    when the next pump pass happened to look.
     """
+    state = _sync_item_try(item_id)
+    if state not in OPEN_STATES:
+        run = SyncRun.objects.filter(items__pk=item_id, finished_at__isnull=True).first()
+        if run is not None:
+            sync_run_close(run)
+    return state
+
+
+def _sync_item_try(item_id: int) -> str:
     item = SyncItem.objects.select_related("policy__account__insurer").get(pk=item_id)
     account = item.policy.account
     policy = policy_for(account.insurer.code, POLICY_STATUS)

@@ -57,6 +57,21 @@ def test_run_takes_active_policies_with_active_accounts_only(make_policies):
     assert run.items.get().state == "QUEUED"
 
 
+def test_the_item_that_ends_a_run_closes_it(make_policies, sandbox):
+    """No pump pass needed: the run is finished, with its counts, when its last item ends, not before."""
+    first, last = make_policies("anka", ["ANKA-P-1", "ANKA-P-2"])
+    run = start_run()
+
+    assert svc.sync_item_process(item_of(first).pk) == "SUBMITTED"
+    run.refresh_from_db()
+    assert run.finished_at is None
+
+    assert svc.sync_item_process(item_of(last).pk) == "SUBMITTED"
+    run.refresh_from_db()
+    assert run.finished_at is not None
+    assert (run.counts["total"], run.counts["done"]) == (2, 2)
+
+
 def test_policy_already_being_synced_is_not_taken_twice(make_policies):
     """A policy whose item from an unfinished run is still open gets no second item."""
     make_policies("anka", ["ANKA-P-1"])
@@ -277,7 +292,7 @@ def test_replay_of_one_dead_letter_after_a_fix(dead_letters, sandbox, sent_tasks
     assert SyncRun.objects.get(pk=item.run_id).finished_at is None  # the run is open again
     assert svc.sync_item_process(item.pk) == "SUBMITTED"
     assert Policy.objects.get(pk=item.policy_id).status == "CANCELLED"
-    assert svc.sync_runs_close() == [item.run_id]
+    assert SyncRun.objects.get(pk=item.run_id).finished_at is not None  # its last open item closed it
 
 
 def test_replay_of_a_selection_keeps_the_original_order(dead_letters, sent_tasks, django_capture_on_commit_callbacks):
