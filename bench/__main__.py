@@ -86,6 +86,7 @@ def boot(workdir: str) -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
     os.environ["BENCH_DB_PATH"] = os.path.join(workdir, "bench.sqlite3")
     os.environ.pop("BENCH_REDIS_URL", None)
+    os.environ.pop("BENCH_DATABASE_URL", None)
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
     import django

@@ -96,6 +96,7 @@ class World:
     quick: bool
     notes: list[str] = field(default_factory=list)
     _redis: tuple[str, Any] | None = None
+    _postgres: tuple[str, str] | None = None  # (database URL, data directory)
 
     def redis_url(self) -> str:
         """A throw-away `redis-server` on a free port (started on first use), or "" without one."""
@@ -103,7 +104,17 @@ class World:
             self._redis = _start_redis(self.raw_dir)
         return self._redis[0]
 
+    def postgres_url(self) -> str:
+        """A throw-away PostgreSQL cluster (its own data directory and port, started on first use),
+        or "" where PostgreSQL's server programs are not installed. Never the project's own server."""
+        if self._postgres is None:
+            self._postgres = _start_postgres(self.raw_dir)
+        return self._postgres[0]
+
     def close(self) -> None:
+        if self._postgres is not None and self._postgres[1]:
+            _stop_postgres(self._postgres[1])
+            self._postgres = None
         if self._redis is not None and self._redis[1] is not None:
             process = self._redis[1]
             process.terminate()
@@ -179,6 +190,80 @@ def _start_redis(raw_dir: str) -> tuple[str, Any]:
     return "", None
 
 
+def _postgres_bin() -> str:
+    for version in ("17", "16", "15", "14"):
+        candidate = f"/usr/lib/postgresql/{version}/bin"
+        if os.path.exists(os.path.join(candidate, "initdb")):
+            return candidate
+    return ""
+
+
+def _as_postgres_user() -> list[str]:
+    """PostgreSQL refuses to run as root: run its programs as the `postgres` user then."""
+    return ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+
+
+def _start_postgres(raw_dir: str) -> tuple[str, str]:
+    """initdb + pg_ctl start on a free port, with the server's default durability settings
+    (fsync and synchronous commit on: what a production server runs with)."""
+    bin_dir = _postgres_bin()
+    if not bin_dir:
+        return "", ""
+    import tempfile
+
+    data = tempfile.mkdtemp(prefix="insurehub-bench-pg-")
+    if os.geteuid() == 0:
+        shutil.chown(data, "postgres", "postgres")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run_as = _as_postgres_user()
+    log = os.path.join(raw_dir, "postgres.log")
+    try:
+        subprocess.run(
+            [*run_as, f"{bin_dir}/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8"],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [
+                *run_as,
+                f"{bin_dir}/pg_ctl",
+                "-D",
+                data,
+                "-l",
+                os.path.join(data, "server.log"),
+                "-w",
+                "-o",
+                f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c max_connections=200",
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [f"{bin_dir}/createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "insurehub_bench"],
+            check=True,
+            capture_output=True,
+        )
+    except (OSError, subprocess.CalledProcessError) as exc:
+        with open(log, "w") as out:
+            out.write(f"PostgreSQL did not start: {exc}\n{getattr(exc, 'stderr', b'') or b''!r}\n")
+        _stop_postgres(data)
+        return "", ""
+    return f"postgres://postgres@127.0.0.1:{port}/insurehub_bench", data
+
+
+def _stop_postgres(data: str) -> None:
+    bin_dir = _postgres_bin()
+    if bin_dir and os.path.exists(os.path.join(data, "postmaster.pid")):
+        subprocess.run(
+            [*_as_postgres_user(), f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "stop"],
+            capture_output=True,
+        )
+    shutil.rmtree(data, ignore_errors=True)
+
+
 def _reset_shared_state() -> None:
     """Redis-backed shared state keeps keys between scenarios; the database one was deleted above."""
     from integrations import sharedstate
@@ -190,7 +275,7 @@ def _reset_shared_state() -> None:
             redis.delete(key)
 
 
-def platform_account(world: World, code: str, agency_code: str, *, contracted_rate: float) -> Any:
+def platform_account(world: World | None, code: str, agency_code: str, *, contracted_rate: float) -> Any:
     """The platform's stored account for a benchmark agency at one insurer (created or updated)."""
     from agencies.models import Agency
     from integrations.models import Insurer, InsurerAccount

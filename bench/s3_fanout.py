@@ -15,8 +15,10 @@ the call to its answer). For every request:
   `qcluster` (its default 2 workers) picks `quote_request_dispatch` up from the broker and hands
   each insurer to the fan-out pool (`quotes/fanout.py`), which runs `insurer_quote_fetch` →
   `insurer_operation_run` and stores each answer. The last answer's time is the worker's own
-  `finished_at`. Run twice: the embedded default (ORM broker on SQLite, shared state in SQLite)
-  and with Redis (broker and shared state), when a `redis-server` binary is available.
+  `finished_at`. Run three times: the embedded default (ORM broker on SQLite, shared state in
+  SQLite); with Redis (broker and shared state) on the same SQLite database, when a
+  `redis-server` binary is available; and the scale-out configuration, Redis on a PostgreSQL
+  database (a throw-away cluster of the benchmark's own), when PostgreSQL is installed too.
 
 Memory per worker: VmRSS (and the peak, VmHWM) from /proc/<pid>/status — of each qcluster
 process for the platform, of the agent process for the baselines.
@@ -43,7 +45,8 @@ from bench.proc import REPO_ROOT, Child, run_together
 INSURERS = ("anka", "bogazici", "cinar", "deniz")
 ORM = "platform"
 REDIS = "platform-redis"
-CITY = {NAIVE: 6, TENACITY: 7, ORM: 34, REDIS: 35}
+POSTGRES = "platform-pg"
+CITY = {NAIVE: 6, TENACITY: 7, ORM: 34, REDIS: 35, POSTGRES: 16}
 FIELDS = {"owner_id": "10000000146", "registration_serial": "AB123456", "usage": "private"}
 
 
@@ -93,9 +96,12 @@ def run(world: World) -> dict[str, Any]:
     latency = {c: latency_config(c, p["latency_scale"]) for c in INSURERS}
     out: dict[str, Any] = {"params": p, "clients": {}, "latency": latency}
     redis_url = world.redis_url()
-    clients = [NAIVE, TENACITY, ORM] + ([REDIS] if redis_url else [])
+    postgres_url = world.postgres_url() if redis_url else ""
+    clients = [NAIVE, TENACITY, ORM] + ([REDIS] if redis_url else []) + ([POSTGRES] if postgres_url else [])
     if not redis_url:
         out["redis"] = "not measured: no redis-server binary on this machine"
+    if not postgres_url:
+        out["postgres"] = "not measured: no PostgreSQL server programs (or no Redis) on this machine"
     # One client at a time (latency is what is measured); quick mode, a smoke test, runs them together.
     groups = [clients] if world.quick else [[client] for client in clients]
     for group in groups:
@@ -115,7 +121,7 @@ def run(world: World) -> dict[str, Any]:
                 },
             }
             env = {}
-            if client in (ORM, REDIS):
+            if client in (ORM, REDIS, POSTGRES):
                 for code in INSURERS:
                     platform_account(world, code, agency, contracted_rate=p["contracted_rate"])
                 pid_file = Path(world.raw_dir) / "agents" / f"s3-{client}.cluster.pid"
@@ -125,6 +131,12 @@ def run(world: World) -> dict[str, Any]:
                 spec.update(entry="bench.s3_fanout:platform_main", django=True, cluster_pid_file=str(pid_file))
                 if client == REDIS:
                     env["BENCH_REDIS_URL"] = redis_url
+                if client == POSTGRES:
+                    # A Redis database of its own: in quick mode both clusters run at once, and one
+                    # must not pull the other's tasks (they name the same queue).
+                    env["BENCH_REDIS_URL"] = redis_url.rsplit("/", 1)[0] + "/1"
+                    env["BENCH_DATABASE_URL"] = postgres_url
+                    spec["contracted_rates"] = {code: p["contracted_rate"] for code in INSURERS}
             else:
                 spec.update(entry="bench.s3_fanout:baseline_main", django=False)
             children.append(Child(f"s3-{client}", spec, world.raw_dir, env=env))
@@ -270,6 +282,8 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
     from quotes.models import InsurerQuote, QuoteRequest
     from quotes.services.quote_requests import quote_request_create
 
+    if os.environ.get("BENCH_DATABASE_URL"):
+        _postgres_setup(spec)
     agency = InsurerAccount.objects.select_related("agency").filter(agency_code=spec["agency"]).first().agency
     users = []
     user_model = get_user_model()
@@ -353,12 +367,28 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
         cluster.wait()
         Path(spec["cluster_pid_file"]).unlink(missing_ok=True)
     broker = "Redis (broker and shared state)" if os.environ.get("BENCH_REDIS_URL") else "ORM broker on SQLite"
+    if os.environ.get("BENCH_DATABASE_URL"):
+        broker += ", PostgreSQL database"
     return {
         "flavour": f"quote_request_create -> qcluster ({broker}) -> quote_request_dispatch -> fan-out pool -> "
         "insurer_quote_fetch",
         "requests": requests,
         "rss": [r for r in rss if "VmRSS" in r],
     }
+
+
+def _postgres_setup(spec: dict[str, Any]) -> None:
+    """The throw-away PostgreSQL database is empty: migrate it and store the insurers and this
+    client's accounts, as the bench process did in its SQLite file for the other clients."""
+    from django.core.management import call_command
+
+    from bench.env import platform_account
+    from integrations.services.setup import demo_data_seed
+
+    call_command("migrate", verbosity=0)
+    demo_data_seed(base_urls={code: info["url"] for code, info in spec["insurers"].items()})
+    for code, rate in spec["contracted_rates"].items():
+        platform_account(None, code, spec["agency"], contracted_rate=rate)
 
 
 def stop_cluster(pgid: int) -> None:

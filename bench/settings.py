@@ -2,11 +2,14 @@
 
 `python -m bench` sets `BENCH_DB_PATH` (a file in a temporary directory) before Django starts,
 and the qcluster processes it starts inherit it. `DATABASE_URL` is ignored on purpose: the
-benchmark measures the embedded default, and must never touch a real database.
+benchmark must never touch a real database. The fan-out scenario's scale-out run sets
+`BENCH_DATABASE_URL` to a throw-away PostgreSQL cluster the benchmark started for itself.
 """
 
 import os
 import tempfile
+
+import dj_database_url
 
 from insurehub.settings.test import *  # noqa: F403
 
@@ -22,6 +25,11 @@ DATABASES = {
         },
     }
 }
+
+if os.environ.get("BENCH_DATABASE_URL"):  # as production reads DATABASE_URL (insurehub.settings.base)
+    DATABASES = {
+        "default": dj_database_url.parse(os.environ["BENCH_DATABASE_URL"], conn_max_age=60, conn_health_checks=True)
+    }
 
 # The shared send-rate/retry-budget state and django-q2's broker: Redis only when the benchmark
 # asks for it (the fan-out scenario's Redis run), whatever REDIS_URL the shell has.

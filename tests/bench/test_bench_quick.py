@@ -6,7 +6,9 @@ ran every client and left its table, plots and raw numbers behind.
 
 from __future__ import annotations
 
+import glob
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,5 +61,11 @@ def test_quick_benchmark_runs_every_scenario_and_client(tmp_path: Path) -> None:
     for name, (key, clients) in SCENARIOS.items():
         assert set(clients) <= set(scenarios[name][key]), (name, sorted(scenarios[name][key]))
     assert set(scenarios["storm"]["throttle"]) >= {"naive", "tenacity", "platform", "platform-engine"}
+    # Where the servers are installed (CI installs them), the scale-out flavours of the fan-out ran too.
+    fanout = scenarios["fanout"]["clients"]
+    if shutil.which("redis-server"):
+        assert fanout["platform-redis"]["complete"] > 0
+        if glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+            assert fanout["platform-pg"]["complete"] > 0
     variants = scenarios["overhead"]["variants"]
     assert {"bare", "naive", "tenacity", "platform (default)"} <= set(variants)
