@@ -487,7 +487,10 @@ def _md_fanout(s: dict[str, Any], plot: str | None) -> list[str]:
     split = [
         f"- {LABELS[client]}: from the ask to the fan-out pool starting the first insurer call (request stored, "
         f"queued, picked up by a worker, dispatched): p50 {_n(c['to_first_call_p50_ms'], 0)} ms, "
-        f"p95 {_n(c['to_first_call_p95_ms'], 0)} ms; the rest of the overhead is spent in the worker."
+        f"p95 {_n(c['to_first_call_p95_ms'], 0)} ms. The slowest insurer's call: claimed by a pool thread "
+        f"p50 {_n(c.get('before_slowest_p50_ms'), 0)} / p95 {_n(c.get('before_slowest_p95_ms'), 0)} ms after the "
+        f"ask; from claimed to its answer stored, minus the insurer's own time, p50 "
+        f"{_n(c.get('around_slowest_p50_ms'), 0)} / p95 {_n(c.get('around_slowest_p95_ms'), 0)} ms."
         for client, c in s["clients"].items()
         if c.get("to_first_call_p50_ms") is not None
     ]

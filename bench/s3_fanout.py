@@ -169,6 +169,7 @@ def _summary(result: dict[str, Any], events: list) -> dict[str, Any]:
         if e.operation == "trafik_quote":
             own[(e.insurer, e.key)] = max(own.get((e.insurer, e.key), 0.0), e.duration)
     overheads, totals, slowest, to_worker = [], [], [], []
+    before_slowest, around_slowest = [], []  # the slowest insurer's row: claimed at; claimed to stored
     incomplete = 0
     for req in result["requests"]:
         if req["t_last"] is None or not all(req["answered"].values()):
@@ -180,6 +181,11 @@ def _summary(result: dict[str, Any], events: list) -> dict[str, Any]:
             continue
         total = req["t_last"] - req["t0"]
         overheads.append((total - max(waits)) * 1000.0)
+        slowest_code = INSURERS[waits.index(max(waits))]
+        if slowest_code in req.get("calls", {}):
+            started, finished = req["calls"][slowest_code]
+            before_slowest.append((started - req["t0"]) * 1000.0)
+            around_slowest.append((finished - started - max(waits)) * 1000.0)
         if req.get("t_first_call") is not None:
             to_worker.append((req["t_first_call"] - req["t0"]) * 1000.0)
         totals.append(total * 1000.0)
@@ -197,6 +203,10 @@ def _summary(result: dict[str, Any], events: list) -> dict[str, Any]:
         "overhead_max_ms": max(overheads) if overheads else None,
         "to_first_call_p50_ms": percentile(to_worker, 50),
         "to_first_call_p95_ms": percentile(to_worker, 95),
+        "before_slowest_p50_ms": percentile(before_slowest, 50),
+        "before_slowest_p95_ms": percentile(before_slowest, 95),
+        "around_slowest_p50_ms": percentile(around_slowest, 50),
+        "around_slowest_p95_ms": percentile(around_slowest, 95),
         "last_answer_p50_ms": percentile(totals, 50),
         "last_answer_p95_ms": percentile(totals, 95),
         "slowest_insurer_p50_ms": percentile(slowest, 50),
@@ -354,11 +364,18 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
             .values_list("plate", "created_at", "first", "last")
         )
         stamps = {plate: (created, first, last) for plate, created, first, last in rows}
+        calls: dict[str, dict[str, list[float]]] = {}
+        for number, code, started, finished in InsurerQuote.objects.filter(request__agency=agency).values_list(
+            "request__plate", "insurer__code", "started_at", "finished_at"
+        ):
+            if started and finished:
+                calls.setdefault(number, {})[code] = [started.timestamp(), finished.timestamp()]
         for req in requests:
             created, first, last = stamps.get(req["plate"], (None, None, None))
             req["t_created"] = created.timestamp() if created else None
             req["t_first_call"] = first.timestamp() if first else None
             req["t_last_call"] = last.timestamp() if last else None
+            req["calls"] = calls.get(req["plate"], {})
         rss = []
         for pid in _descendants(cluster.pid):
             rss.append({"pid": pid, "role": "qcluster process", **rss_kb(pid)})
