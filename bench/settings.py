@@ -9,8 +9,6 @@ benchmark must never touch a real database. The fan-out scenario's scale-out run
 import os
 import tempfile
 
-import dj_database_url
-
 from insurehub.settings.test import *  # noqa: F403
 
 _path = os.environ.get("BENCH_DB_PATH") or os.path.join(tempfile.gettempdir(), f"insurehub-bench-{os.getpid()}.sqlite3")
@@ -27,9 +25,7 @@ DATABASES = {
 }
 
 if os.environ.get("BENCH_DATABASE_URL"):  # as production reads DATABASE_URL (insurehub.settings.base)
-    DATABASES = {
-        "default": dj_database_url.parse(os.environ["BENCH_DATABASE_URL"], conn_max_age=60, conn_health_checks=True)
-    }
+    DATABASES = {"default": database_from_url(os.environ["BENCH_DATABASE_URL"])}  # noqa: F405
 
 # The shared send-rate/retry-budget state and django-q2's broker: Redis only when the benchmark
 # asks for it (the fan-out scenario's Redis run), whatever REDIS_URL the shell has.

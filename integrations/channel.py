@@ -21,6 +21,7 @@ from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 from urllib3.exceptions import NewConnectionError
 
+from insurehub.dbpool import db_connection_release
 from integrations.classification import classify
 from integrations.recording import MAX_RAW_SAMPLE, AttemptRecord, AttemptRecorder
 from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, Refusal
@@ -129,6 +130,7 @@ class Channel:
         read_timeout = (
             self.context.attempt_timeout if remaining is None else min(self.context.attempt_timeout, remaining)
         )
+        db_connection_release()  # do not sit on a pooled database connection while the insurer thinks
         started_at = datetime.now(UTC)
         started = time.perf_counter()
         reply: Reply | None = None

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
+from insurehub.dbpool import sleep_released
 from integrations.adapters.base import InsurerAdapter
 from integrations.operations import Operation
 from integrations.policies import RetryPolicy
@@ -164,7 +165,7 @@ def run_operation(
     resume_issuance: bool = False,
     budget: RetryBudget | None = None,
     send_rate: SendRate | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] = sleep_released,
     rng: random.Random | None = None,
     on_retry: Callable[[int, InsurerError, float], None] | None = None,
     attempt_limit: int | None = None,

@@ -7,9 +7,9 @@ agency's own contracted rate at that insurer.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
+from insurehub.dbpool import sleep_released
 from integrations.policies import RetryPolicy
 from integrations.ratecontrol import adjusted_rate, rate_ceiling
 from integrations.sharedstate import SharedState, shared_state
@@ -21,7 +21,7 @@ class SharedSendRate:
         *,
         contracted_rate: float | None,
         state: SharedState | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = sleep_released,
     ) -> None:
         self.contracted_rate = contracted_rate
         self.state = state or shared_state()

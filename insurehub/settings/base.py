@@ -92,8 +92,26 @@ SQLITE_PATH = VAR_DIR / "insurehub.sqlite3"
 if not os.environ.get("DATABASE_URL"):
     VAR_DIR.mkdir(parents=True, exist_ok=True)
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
+
+
+def database_from_url(url: str) -> dict:
+    """A server database from its URL. PostgreSQL gets Django's psycopg pool (per process; see
+    `insurehub.dbpool` for why it is fork- and wait-safe here); `DB_POOL=0` falls back to
+    persistent connections. Mind the sum over processes and machines: processes × DB_POOL_MAX_SIZE
+    must stay under the server's max_connections."""
+    database = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+    if database["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_POOL", True):
+        database["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
+        database.setdefault("OPTIONS", {})["pool"] = {
+            "min_size": env_int("DB_POOL_MIN_SIZE", 1),
+            "max_size": env_int("DB_POOL_MAX_SIZE", 10),
+            "timeout": env_int("DB_POOL_TIMEOUT", 10),
+        }
+    return database
+
+
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
     DATABASES = {
         "default": {
