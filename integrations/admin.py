@@ -53,6 +53,7 @@ POLICY_TUNABLES = [
     "retry_budget_ratio",
     "rate_floor",
     "rate_ceiling",
+    "rate_burst",
     "throttle_threshold",
 ]
 

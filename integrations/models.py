@@ -94,6 +94,12 @@ class OperationPolicy(models.Model):
     throttle_threshold = models.FloatField(
         "kısıtlama eşiği (oran)", default=0.02, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
     )
+    rate_burst = models.PositiveSmallIntegerField(
+        "art arda istek hakkı",
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="Hızı aşmadan art arda gönderilebilecek istek sayısı; 1 ise istekler eşit aralıklarla gider.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

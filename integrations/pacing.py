@@ -34,7 +34,9 @@ class SharedSendRate:
         """Wait for this account's next send slot. A slot later than `max_wait` is not taken:
         the call goes out now, and the insurer's own throttle signal, if any, decides."""
         ceiling = self._ceiling(policy)
-        wait = self.state.reserve_send_slot(account_key, initial_rate=ceiling, ceiling=ceiling, max_wait=max_wait)
+        wait = self.state.reserve_send_slot(
+            account_key, initial_rate=ceiling, ceiling=ceiling, max_wait=max_wait, burst=policy.rate_burst
+        )
         if wait > 0 and (max_wait is None or wait <= max_wait):
             self.sleep(wait)
             return wait

@@ -104,10 +104,15 @@ def adjusted_rate(state: RateState, window: Window, *, floor: float, ceiling: fl
     return RateState(rate=rate, known_good=min(max(known_good, floor), ceiling))
 
 
-def gcra_reserve(tat: float, *, now: float, rate: float) -> tuple[float, float]:
-    """Reserve the next send slot: returns (wait before sending, the new theoretical arrival time)."""
+def gcra_reserve(tat: float, *, now: float, rate: float, burst: int = 1) -> tuple[float, float]:
+    """Reserve the next send slot: returns (wait before sending, the new theoretical arrival time).
+
+    GCRA with a tolerance of `burst - 1` slots: up to `burst` calls may go back to back, and
+    the long-run rate is still `rate`.
+    """
+    rate = max(rate, 0.001)
     start = max(tat, now)
-    return start - now, start + 1.0 / max(rate, 0.001)
+    return max(start - (max(burst, 1) - 1) / rate - now, 0.0), start + 1.0 / rate
 
 
 def retry_allowed(*, retries: int, first_successes: int, ratio: float) -> bool:

@@ -22,12 +22,15 @@ from integrations.ratecontrol import (
     BUDGET_WINDOW_SECONDS,
     RateState,
     Window,
+    gcra_reserve,
     retry_allowed,
 )
 
 
 class SharedState(Protocol):
-    def reserve_send_slot(self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None) -> float:
+    def reserve_send_slot(
+        self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int = 1
+    ) -> float:
         """Reserve the account's next send slot; returns the wait before sending (not reserved if > max_wait)."""
 
     def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
@@ -53,7 +56,7 @@ class DatabaseSharedState:
     _RESERVE_SQL = (
         "UPDATE integrations_sendratestate SET rate = {least}(rate, %s), "
         "tat = {greatest}(tat, {now}) + 1.0 / {least}(rate, %s) "
-        "WHERE account_key = %s AND (%s OR {greatest}(tat, {now}) - {now} <= %s) "
+        "WHERE account_key = %s AND (%s OR {greatest}(tat, {now}) - %s / {least}(rate, %s) - {now} <= %s) "
         "RETURNING tat, rate, {now}"
     )
     _COUNT_SQL = (
@@ -76,7 +79,9 @@ class DatabaseSharedState:
         now = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
         return template.format(least="LEAST", greatest="GREATEST", now=now), False
 
-    def reserve_send_slot(self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None) -> float:
+    def reserve_send_slot(
+        self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int = 1
+    ) -> float:
         from integrations.models import SendRateState
 
         now = time.time()
@@ -84,7 +89,8 @@ class DatabaseSharedState:
         limit = 0.0 if max_wait is None else max_wait
         sql, now_is_param = self._sql(self._RESERVE_SQL)
         clock = [now] if now_is_param else []
-        params = [ceiling, *clock, ceiling, key, unbounded, *clock, *clock, limit, *clock]
+        tolerance = max(burst, 1) - 1  # slots that may go early: GCRA's tau, in units of 1/rate
+        params = [ceiling, *clock, ceiling, key, unbounded, *clock, tolerance, ceiling, *clock, limit, *clock]
         with connection.cursor() as cursor:
             # Three rounds at most: the row may be created, or move on, between two statements.
             for _ in range(3):
@@ -92,8 +98,8 @@ class DatabaseSharedState:
                 reserved = cursor.fetchone()
                 if reserved is not None:
                     break
-                tat = SendRateState.objects.filter(account_key=key).values_list("tat", flat=True).first()
-                if tat is None:
+                row = SendRateState.objects.filter(account_key=key).values_list("tat", "rate").first()
+                if row is None:
                     SendRateState.objects.bulk_create(
                         [
                             SendRateState(
@@ -102,12 +108,15 @@ class DatabaseSharedState:
                         ],
                         ignore_conflicts=True,
                     )
-                elif not unbounded and max(tat, now) - now > limit:
-                    return max(tat, now) - now  # further away than this caller can wait: not taken
+                elif not unbounded:
+                    wait, _ = gcra_reserve(row[0], now=now, rate=min(row[1], ceiling), burst=burst)
+                    if wait > limit:
+                        return wait  # further away than this caller can wait: not taken
             else:
                 return 0.0  # the state kept moving under us: send, the insurer's signal will tell
         tat, rate, reserved_at = reserved
-        return max(tat - 1.0 / rate - reserved_at, 0.0)
+        # The slot starts 1/rate before the new TAT; the tolerance lets it go that much earlier.
+        return max(tat - (1.0 + tolerance) / rate - reserved_at, 0.0)
 
     def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
         now = time.time()
@@ -212,7 +221,8 @@ local ceiling = tonumber(ARGV[2])
 if rate > ceiling then rate = ceiling end
 local tat = tonumber(redis.call('HGET', KEYS[1], 'tat') or '0')
 local start = math.max(tat, now)
-local wait = start - now
+local wait = start - (tonumber(ARGV[4]) - 1) / rate - now
+if wait < 0 then wait = 0 end
 local max_wait = tonumber(ARGV[3])
 if max_wait >= 0 and wait > max_wait then return tostring(wait) end
 if not redis.call('HGET', KEYS[1], 'wstart') then redis.call('HSET', KEYS[1], 'wstart', tostring(now)) end
@@ -288,9 +298,12 @@ class RedisSharedState:
     def _budget_key(insurer_code: str) -> str:
         return f"insurehub:budget:{insurer_code}"
 
-    def reserve_send_slot(self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None) -> float:
+    def reserve_send_slot(
+        self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int = 1
+    ) -> float:
         wait = self._reserve(
-            keys=[self._rate_key(key)], args=[initial_rate, ceiling, -1 if max_wait is None else max_wait]
+            keys=[self._rate_key(key)],
+            args=[initial_rate, ceiling, -1 if max_wait is None else max_wait, max(burst, 1)],
         )
         return float(wait)
 

@@ -27,6 +27,7 @@ QUICK_POLICY = {
     "rate_ceiling": 50.0,
     "throttle_threshold": 0.02,
     "throttle_spread": 0.2,
+    "rate_burst": 5,
 }
 
 
@@ -70,6 +71,7 @@ def anka_policy(seeded_accounts) -> OperationPolicy:
         ({"deadline": 0}, "Bu değerin 0.1 değerinden büyük veya eşit olduğuna emin olun."),
         ({"rate_floor": 10.0, "rate_ceiling": 5.0}, "En yüksek hız en düşük hızdan küçük olamaz."),
         ({"attempt_timeout": 20.0, "deadline": 10.0}, "Deneme zaman aşımı toplam süre sınırını aşamaz."),
+        ({"rate_burst": 0}, "Bu değerin 1 değerinden büyük veya eşit olduğuna emin olun."),
     ],
 )
 def test_policy_form_refuses_unsafe_values_with_a_clear_message(admin_client, anka_policy, changes, message):

@@ -100,6 +100,18 @@ def test_gcra_spaces_calls_evenly():
     assert waits == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])
 
 
+def test_gcra_with_a_burst_lets_that_many_go_at_once_and_keeps_the_rate():
+    """A burst of 3 at 4/s: three calls at once, then 1/rate apart; over time still 4/s."""
+    tat, waits = 0.0, []
+    for _ in range(6):
+        wait, tat = gcra_reserve(tat, now=100.0, rate=4.0, burst=3)
+        waits.append(wait)
+    assert waits == pytest.approx([0.0, 0.0, 0.0, 0.25, 0.5, 0.75])
+    # After a quiet second the tolerance is back: a new burst goes at once.
+    wait, _ = gcra_reserve(tat, now=100.0 + 1.5 + 0.75, rate=4.0, burst=3)
+    assert wait == 0.0
+
+
 def test_retry_budget_is_a_share_of_first_successes_plus_an_allowance():
     """Retries are allowed up to ratio × successful first attempts, plus a small allowance."""
     assert retry_allowed(retries=BUDGET_MIN_RETRIES + 19, first_successes=100, ratio=0.2)

@@ -46,6 +46,33 @@ def test_slots_are_spaced_by_the_rate_across_threads(state):
     assert all(gap == pytest.approx(0.1, abs=0.03) for gap in gaps)
 
 
+def test_a_burst_goes_at_once_then_the_rate_spaces_the_rest(state):
+    """With a burst of 4 at 10/s, four calls wait nothing, the next ones 0.1 s apart; a caller
+    that cannot wait for its slot does not take it."""
+    waits = [
+        state.reserve_send_slot("anka:B1", initial_rate=10.0, ceiling=10.0, max_wait=None, burst=4) for _ in range(7)
+    ]
+    assert waits[:4] == [0.0] * 4
+    assert waits[4:] == pytest.approx([0.1, 0.2, 0.3], abs=0.03)
+    far = state.reserve_send_slot("anka:B1", initial_rate=10.0, ceiling=10.0, max_wait=0.2, burst=4)
+    assert far == pytest.approx(0.4, abs=0.03)
+    assert state.reserve_send_slot("anka:B1", initial_rate=10.0, ceiling=10.0, max_wait=None, burst=4) == (
+        pytest.approx(0.4, abs=0.03)
+    )
+
+
+def test_quotes_may_burst_and_the_nightly_sync_is_evenly_paced(state):
+    """The operation's policy sets the burst: a customer's quote calls are not queued 1/rate apart."""
+    slept: list[float] = []
+    pacer = SharedSendRate(contracted_rate=10.0, state=state, sleep=slept.append)
+    for _ in range(5):
+        pacer.acquire("bogazici:Q1", policy=default_policy("trafik_quote"), max_wait=None)
+    assert slept == []
+    for _ in range(2):
+        pacer.acquire("bogazici:S1", policy=default_policy("policy_status"), max_wait=None)
+    assert len(slept) == 1 and slept[0] == pytest.approx(1 / (10.0 * 0.98), abs=0.03)
+
+
 def test_a_slot_beyond_max_wait_is_not_taken(state):
     """A caller that cannot wait that long does not take (and waste) a far slot."""
     for _ in range(10):
