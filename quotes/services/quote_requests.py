@@ -120,6 +120,12 @@ def quote_request_dispatch(request_id: int) -> int:
     return len(ids)
 
 
+def attempt_reference(request_id: int) -> str:
+    """The reference on the attempt log of every insurer call made for one quote request, so
+    on-call can pull up what each insurer said for it (admin: search the attempts for "Q-<id>")."""
+    return f"Q-{request_id}"
+
+
 def _claim(insurer_quote_id: int) -> bool:
     """QUEUED -> RUNNING for exactly one caller, even if the dispatch ran twice."""
     return bool(
@@ -147,7 +153,12 @@ def insurer_quote_fetch(insurer_quote_id: int) -> None:
             ).update(state=InsurerQuote.State.RETRYING, attempt=attempt_no, max_attempts=max(_max, attempt_no))
 
         outcome = insurer_operation_run(
-            endpoint=endpoint, operation=operation.value, data=data, product=row.request.product, on_retry=on_retry
+            endpoint=endpoint,
+            operation=operation.value,
+            data=data,
+            product=row.request.product,
+            reference=attempt_reference(row.request_id),
+            on_retry=on_retry,
         )
         if not outcome.ok:
             break

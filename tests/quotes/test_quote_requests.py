@@ -77,6 +77,28 @@ def test_dask_asks_the_address_then_the_quote(agents, sandbox):
         assert received.get("dask_address") == 1 and received.get("dask_quote") == 1
 
 
+def test_every_call_for_a_request_is_findable_in_the_attempt_log(agents, sandbox):
+    """On-call asks "what did each insurer say to request 42?": its attempts carry "Q-42"."""
+    from integrations.models import Attempt
+
+    sandbox["anka"].state.add_faults([{"operation": "trafik_quote", "fault": "html", "http_status": 503}])
+    request = svc.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    other = svc.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    fetch_all(request)
+    fetch_all(other)
+
+    mine = Attempt.objects.filter(reference=f"Q-{request.pk}")
+    assert list(mine.exclude(call="main").values_list("insurer_code", "call")) == [("cinar", "token")]
+    assert sorted(mine.filter(call="main").values_list("insurer_code", "attempt_no", "ok")) == [
+        ("anka", 1, False),
+        ("anka", 2, True),
+        ("bogazici", 1, True),
+        ("cinar", 1, True),
+        ("deniz", 1, True),
+    ]
+    assert Attempt.objects.filter(reference=f"Q-{other.pk}", call="main").count() == 4
+
+
 def test_retrying_state_is_visible_while_an_insurer_is_retried(agents, sandbox):
     """A throttled insurer is shown as retrying (attempt n of max) and then answers."""
     sandbox["anka"].state.add_faults([{"operation": "trafik_quote", "fault": "throttle", "wait_seconds": 1}])
