@@ -126,26 +126,29 @@ def attempt_reference(request_id: int) -> str:
     return f"Q-{request_id}"
 
 
-def _claim(insurer_quote_id: int) -> bool:
-    """QUEUED -> RUNNING for exactly one caller, even if the dispatch ran twice."""
+def _claim(insurer_quote_id: int, *, max_attempts: int) -> bool:
+    """QUEUED -> RUNNING for exactly one caller, even if the dispatch ran twice; one write, since
+    it sits between the agent's ask and the insurer call."""
     return bool(
         InsurerQuote.objects.filter(id=insurer_quote_id, state=InsurerQuote.State.QUEUED).update(
-            state=InsurerQuote.State.RUNNING, attempt=1, started_at=timezone.now()
+            state=InsurerQuote.State.RUNNING, attempt=1, max_attempts=max_attempts, started_at=timezone.now()
         )
     )
 
 
 def insurer_quote_fetch(insurer_quote_id: int) -> None:
     """Ask one insurer (address check first for DASK) and store what it said."""
-    if not _claim(insurer_quote_id):
-        return
     row = InsurerQuote.objects.select_related("request", "account__insurer").get(id=insurer_quote_id)
     endpoint = endpoint_for_account(row.account)
+    operations = operations_for(row.request.product)
+    if not _claim(row.id, max_attempts=policy_for(endpoint.insurer_code, operations[0].value).max_attempts):
+        return
     data = dict(row.request.input_data)
     outcome: Outcome | None = None
-    for operation in operations_for(row.request.product):
+    for index, operation in enumerate(operations):
         max_attempts = policy_for(endpoint.insurer_code, operation.value).max_attempts
-        InsurerQuote.objects.filter(id=row.id).update(attempt=1, max_attempts=max_attempts)
+        if index:  # the next call of the product (DASK's quote after its address check)
+            InsurerQuote.objects.filter(id=row.id).update(attempt=1, max_attempts=max_attempts)
 
         def on_retry(attempt_no: int, error: InsurerError, wait: float, *, _max: int = max_attempts) -> None:
             InsurerQuote.objects.filter(
