@@ -490,7 +490,10 @@ def _md_fanout(s: dict[str, Any], plot: str | None) -> list[str]:
         f"p95 {_n(c['to_first_call_p95_ms'], 0)} ms. The slowest insurer's call: claimed by a pool thread "
         f"p50 {_n(c.get('before_slowest_p50_ms'), 0)} / p95 {_n(c.get('before_slowest_p95_ms'), 0)} ms after the "
         f"ask; from claimed to its answer stored, minus the insurer's own time, p50 "
-        f"{_n(c.get('around_slowest_p50_ms'), 0)} / p95 {_n(c.get('around_slowest_p95_ms'), 0)} ms."
+        f"{_n(c.get('around_slowest_p50_ms'), 0)} / p95 {_n(c.get('around_slowest_p95_ms'), 0)} ms: claimed to "
+        f"sent p50 {_n(c.get('pre_call_p50_ms'), 0)} / p95 {_n(c.get('pre_call_p95_ms'), 0)} ms, on the wire "
+        f"beyond the insurer's own time p50 {_n(c.get('wire_p50_ms'), 0)} / p95 {_n(c.get('wire_p95_ms'), 0)} ms, "
+        f"answered to stored p50 {_n(c.get('post_call_p50_ms'), 0)} / p95 {_n(c.get('post_call_p95_ms'), 0)} ms."
         for client, c in s["clients"].items()
         if c.get("to_first_call_p50_ms") is not None
     ]

@@ -170,6 +170,7 @@ def _summary(result: dict[str, Any], events: list) -> dict[str, Any]:
             own[(e.insurer, e.key)] = max(own.get((e.insurer, e.key), 0.0), e.duration)
     overheads, totals, slowest, to_worker = [], [], [], []
     before_slowest, around_slowest = [], []  # the slowest insurer's row: claimed at; claimed to stored
+    pre_call, wire, post_call = [], [], []
     incomplete = 0
     for req in result["requests"]:
         if req["t_last"] is None or not all(req["answered"].values()):
@@ -183,9 +184,14 @@ def _summary(result: dict[str, Any], events: list) -> dict[str, Any]:
         overheads.append((total - max(waits)) * 1000.0)
         slowest_code = INSURERS[waits.index(max(waits))]
         if slowest_code in req.get("calls", {}):
-            started, finished = req["calls"][slowest_code]
+            started, finished, *attempts = req["calls"][slowest_code]
             before_slowest.append((started - req["t0"]) * 1000.0)
             around_slowest.append((finished - started - max(waits)) * 1000.0)
+            if attempts:  # claimed -> first attempt sent; on the wire beyond the insurer; last answer -> stored
+                first_sent, last_answered, on_wire = attempts
+                pre_call.append((first_sent - started) * 1000.0)
+                wire.append((on_wire - max(waits)) * 1000.0)
+                post_call.append((finished - last_answered) * 1000.0)
         if req.get("t_first_call") is not None:
             to_worker.append((req["t_first_call"] - req["t0"]) * 1000.0)
         totals.append(total * 1000.0)
@@ -207,6 +213,12 @@ def _summary(result: dict[str, Any], events: list) -> dict[str, Any]:
         "before_slowest_p95_ms": percentile(before_slowest, 95),
         "around_slowest_p50_ms": percentile(around_slowest, 50),
         "around_slowest_p95_ms": percentile(around_slowest, 95),
+        "pre_call_p50_ms": percentile(pre_call, 50),
+        "pre_call_p95_ms": percentile(pre_call, 95),
+        "wire_p50_ms": percentile(wire, 50),
+        "wire_p95_ms": percentile(wire, 95),
+        "post_call_p50_ms": percentile(post_call, 50),
+        "post_call_p95_ms": percentile(post_call, 95),
         "last_answer_p50_ms": percentile(totals, 50),
         "last_answer_p95_ms": percentile(totals, 95),
         "slowest_insurer_p50_ms": percentile(slowest, 50),
@@ -288,7 +300,7 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
 
     from agencies.models import AgentProfile
     from bench.agent import ready_and_wait
-    from integrations.models import InsurerAccount
+    from integrations.models import Attempt, InsurerAccount
     from quotes.models import InsurerQuote, QuoteRequest
     from quotes.services.quote_requests import quote_request_create
 
@@ -343,6 +355,9 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
             close_old_connections()
             t0 = time.time()
             request = quote_request_create(user=users[agent], product="trafik", data={**FIELDS, "plate": number})
+            # The agent's web request ends here (the answers arrive by polling): like Django at the
+            # end of a request, hand the connection back rather than hold it while waiting.
+            connection.close()
             event, box = threading.Event(), []
             with lock:
                 waiting[request.pk] = (event, box)
@@ -364,12 +379,27 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
             .values_list("plate", "created_at", "first", "last")
         )
         stamps = {plate: (created, first, last) for plate, created, first, last in rows}
+        # Each row's claim and end, and its main attempts as the attempt log has them (reference "Q-<id>").
+        plates = dict(QuoteRequest.objects.filter(agency=agency).values_list("pk", "plate"))
+        tried: dict[tuple[str, str], list[float]] = {}
+        for reference, code, started, finished, latency_ms in (
+            Attempt.objects.filter(reference__in=[f"Q-{pk}" for pk in plates], call="main")
+            .order_by("started_at")
+            .values_list("reference", "insurer_code", "started_at", "finished_at", "latency_ms")
+        ):
+            key = (plates[int(reference[2:])], code)
+            first = tried.get(key, [started.timestamp(), 0.0, 0.0])
+            tried[key] = [first[0], finished.timestamp(), first[2] + latency_ms / 1000.0]
         calls: dict[str, dict[str, list[float]]] = {}
         for number, code, started, finished in InsurerQuote.objects.filter(request__agency=agency).values_list(
             "request__plate", "insurer__code", "started_at", "finished_at"
         ):
             if started and finished:
-                calls.setdefault(number, {})[code] = [started.timestamp(), finished.timestamp()]
+                calls.setdefault(number, {})[code] = [
+                    started.timestamp(),
+                    finished.timestamp(),
+                    *tried.get((number, code), []),
+                ]
         for req in requests:
             created, first, last = stamps.get(req["plate"], (None, None, None))
             req["t_created"] = created.timestamp() if created else None
