@@ -123,6 +123,26 @@ def qcluster(worker_env) -> Iterator[subprocess.Popen]:
     log.close()
 
 
+def in_forked_child(report: Callable[[], str]) -> tuple[int, str]:
+    """Fork, as django-q2 does for its workers; the child runs `report` and its text comes back.
+
+    The child leaves with os._exit: no atexit hooks, no test-runner teardown in a copy of it.
+    """
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.write(write_end, report().encode())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    _, status = os.waitpid(pid, 0)
+    with os.fdopen(read_end) as pipe:
+        return os.waitstatus_to_exitcode(status), pipe.read()
+
+
 def wait_until(predicate: Callable[[], object], *, timeout: float = 20.0, interval: float = 0.1) -> object:
     """Poll `predicate` until it returns something truthy; fail the test with a clear message if not."""
     deadline = time.monotonic() + timeout

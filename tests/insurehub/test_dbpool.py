@@ -5,35 +5,20 @@ The pooled PostgreSQL side is in tests/scaleout/test_db_pool.py (phase 2).
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from django.db import connection, transaction
 
 from insurehub import dbpool
+from tests.conftest import in_forked_child
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _child_query_result() -> tuple[int, str]:
-    """Fork; the child runs a query on its own connection and reports what it saw."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report, then leave at once (no atexit, no test-runner teardown)
-        status = 1
-        try:
-            inherited = connection.connection is not None
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT 41 + 1")
-                value = cursor.fetchone()[0]
-            os.write(write_end, f"{inherited} {value}".encode())
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    _, status = os.waitpid(pid, 0)
-    with os.fdopen(read_end) as pipe:
-        return os.waitstatus_to_exitcode(status), pipe.read()
+def _what_the_child_sees() -> str:
+    inherited = connection.connection is not None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 41 + 1")
+        return f"{inherited} {cursor.fetchone()[0]}"
 
 
 def test_a_forked_child_never_uses_its_parents_connection():
@@ -45,7 +30,7 @@ def test_a_forked_child_never_uses_its_parents_connection():
     parents = connection.connection
     assert parents is not None
 
-    exit_code, seen = _child_query_result()
+    exit_code, seen = in_forked_child(_what_the_child_sees)
 
     assert (exit_code, seen) == (0, "False 42")
     assert connection.connection is parents

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import threading
 
 import pytest
 from django.db import connection
 
 from integrations.services.calls import endpoint_resolve, insurer_operation_run
+from tests.conftest import in_forked_child
 
 pytestmark = [pytest.mark.scaleout, pytest.mark.django_db(transaction=True)]
 
@@ -31,21 +31,10 @@ def test_a_forked_child_opens_its_own_session_and_the_parents_survives(engines):
     """A child that used the inherited pooled connection would talk on the parent's session:
     it must get a session of its own, and the parent's must be intact afterwards."""
     parent_pid = _backend_pid()
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child == 0:
-        status = 1
-        try:
-            os.write(write_end, str(_backend_pid()).encode())
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    _, status = os.waitpid(child, 0)
-    with os.fdopen(read_end) as pipe:
-        child_pid = int(pipe.read() or 0)
+    exit_code, seen = in_forked_child(lambda: str(_backend_pid()))
+    child_pid = int(seen or 0)
 
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert exit_code == 0
     assert child_pid not in (0, parent_pid)
     assert _backend_pid() == parent_pid  # the same session, still answering
 
