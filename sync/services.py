@@ -113,10 +113,15 @@ def _enqueue(model: type[WorkItem], item_id: int) -> None:
     transaction.on_commit(partial(_send_task, PROCESS_TASKS[model], item_id))
 
 
+# Thousands a night, and each outcome is on its record: django-q2 keeps none of their successes
+# (a crash it still keeps). Every stored success is writes in the monitor, on the same database.
+_SUCCESS_NOT_STORED = {"sync.tasks.sync_item_process"}
+
+
 def _send_task(func: str, item_id: int) -> None:
     from django_q.tasks import async_task
 
-    async_task(func, item_id, task_name=f"{func.rsplit('.', 1)[-1]}-{item_id}")
+    async_task(func, item_id, task_name=f"{func.rsplit('.', 1)[-1]}-{item_id}", save=func not in _SUCCESS_NOT_STORED)
 
 
 # --- one item ----------------------------------------------------------------------------------

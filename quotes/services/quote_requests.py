@@ -105,7 +105,9 @@ def quote_request_create(*, user: AbstractBaseUser, product: str, data: Mapping[
 def _enqueue_dispatch(request_id: int) -> None:
     from django_q.tasks import async_task
 
-    async_task("quotes.tasks.quote_request_dispatch", request_id, task_name=f"quote-request-{request_id}")
+    # The request's rows hold the outcome: django-q2 need not store a success per quote request
+    # (one more write on the database at the agent's moment of waiting); a crash it still keeps.
+    async_task("quotes.tasks.quote_request_dispatch", request_id, task_name=f"quote-request-{request_id}", save=False)
 
 
 def quote_request_dispatch(request_id: int) -> int:
