@@ -143,12 +143,12 @@ def insurer_quote_fetch(insurer_quote_id: int) -> None:
     row = InsurerQuote.objects.select_related("request", "account__insurer").get(id=insurer_quote_id)
     endpoint = endpoint_for_account(row.account)
     operations = operations_for(row.request.product)
-    if not _claim(row.id, max_attempts=policy_for(endpoint.insurer_code, operations[0].value).max_attempts):
+    attempt_caps = [policy_for(endpoint.insurer_code, operation.value).max_attempts for operation in operations]
+    if not _claim(row.id, max_attempts=attempt_caps[0]):
         return
     data = dict(row.request.input_data)
     outcome: Outcome | None = None
-    for index, operation in enumerate(operations):
-        max_attempts = policy_for(endpoint.insurer_code, operation.value).max_attempts
+    for index, (operation, max_attempts) in enumerate(zip(operations, attempt_caps, strict=True)):
         if index:  # the next call of the product (DASK's quote after its address check)
             InsurerQuote.objects.filter(id=row.id).update(attempt=1, max_attempts=max_attempts)
 
