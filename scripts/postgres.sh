@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Start a private PostgreSQL 15 for the scale-out tests and print its DATABASE_URL.
-# Usage: scripts/postgres.sh start|stop   (data in var/pg, port $PGPORT or 54329)
+# Usage: scripts/postgres.sh start|stop   (data in var/pg, or /tmp/insurehub-pg-<port> where the
+# postgres user cannot enter the checkout; port $PGPORT or 54329)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=/usr/lib/postgresql/15/bin
 PGPORT="${PGPORT:-54329}"
 DATA="$PWD/var/pg"
 RUN_AS=()
-if [ "$(id -u)" -eq 0 ]; then RUN_AS=(runuser -u postgres --); fi
+if [ "$(id -u)" -eq 0 ]; then
+  RUN_AS=(runuser -u postgres --)
+  # As root the server runs as `postgres`, which may not be able to enter this checkout (a clone in
+  # a private temporary directory, say): then the cluster lives where it can, one per port.
+  if ! runuser -u postgres -- test -x "$PWD" 2>/dev/null; then
+    DATA="/tmp/insurehub-pg-$PGPORT"
+  fi
+fi
 
 case "${1:-start}" in
   start)
