@@ -100,6 +100,17 @@ class OperationPolicy(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(100)],
         help_text="Hızı aşmadan art arda gönderilebilecek istek sayısı; 1 ise istekler eşit aralıklarla gider.",
     )
+    settling_seconds = models.FloatField(
+        "sonuçlanma süresi (sn)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(3600.0)],
+        help_text=(
+            "Yalnız poliçeleştirme: şirketin bir isteği sonuçlandırması için tanınan süre. "
+            "Bu süre dolmadan \"poliçe yok\" yanıtı kesin sayılmaz ve tekrar gönderilmez. "
+            "Boş bırakılırsa şirketin sözleşmedeki süresi geçerlidir."
+        ),
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -43,6 +43,10 @@ class RetryPolicy:
     # Calls that may go back to back within the send rate (GCRA tolerance; 1 = evenly spaced).
     # The average never exceeds the rate; a burst only spares a waiting customer the spacing.
     rate_burst: int = 1
+    # Issuance only: how long after a send a "not issued" lookup is still not final, because the
+    # insurer may still be working on that send (Boğaziçi finishes or abandons one within 30 s).
+    # No re-send goes out before this much time has passed since the last send.
+    settling_seconds: float = 0.0
 
     def with_overrides(self, **overrides: object) -> RetryPolicy:
         known = {f.name for f in fields(self)}
@@ -91,8 +95,19 @@ _cache: dict[tuple[str, str], tuple[float, RetryPolicy]] = {}
 _cache_lock = threading.Lock()
 
 
-def default_policy(operation: str) -> RetryPolicy:
-    return DEFAULT_POLICIES[Operation(operation)]
+def default_policy(operation: str, insurer_code: str | None = None) -> RetryPolicy:
+    """The policy in force when no admin has touched it: the operation's default, with what the
+    insurer's adapter states about itself (its issuance settling time) on top."""
+    policy = DEFAULT_POLICIES[Operation(operation)]
+    if insurer_code is None:
+        return policy
+    from integrations.adapters.registry import adapter_class
+
+    try:
+        stated = adapter_class(insurer_code).policy_defaults.get(Operation(operation).value, {})
+    except LookupError:
+        return policy
+    return policy.with_overrides(**stated)
 
 
 def policy_for(insurer_code: str, operation: str) -> RetryPolicy:
@@ -117,7 +132,7 @@ def clear_policy_cache() -> None:
 def _load_policy(insurer_code: str, operation: str) -> RetryPolicy:
     from integrations.models import OperationPolicy
 
-    base = default_policy(operation)
+    base = default_policy(operation, insurer_code)
     row = (
         OperationPolicy.objects.filter(insurer__code=insurer_code, operation=operation)
         .values(*[f.name for f in fields(RetryPolicy)])

@@ -93,6 +93,9 @@ class InsurerAdapter(ABC):
     products: ClassVar[tuple[str, ...]] = ("trafik", "kasko", "dask")
     credential_fields: ClassVar[tuple[str, ...]]
     error_table: ClassVar[Mapping[str, ErrorKind]]
+    # What this insurer's contract says about itself that a retry policy must respect, per
+    # operation (e.g. Boğaziçi's issuance settling time); admins may still override it.
+    policy_defaults: ClassVar[Mapping[str, Mapping[str, float]]] = {}
 
     def __init__(self, *, channel: Channel, credentials: Mapping[str, str]) -> None:
         missing = [f for f in self.credential_fields if not credentials.get(f)]

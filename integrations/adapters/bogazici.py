@@ -219,6 +219,9 @@ class BogaziciAdapter(InsurerAdapter):
     name = "Boğaziçi Sigorta"
     credential_fields = ("username", "password")
     error_table = ERROR_TABLE
+    # The contract: the backend finishes or abandons every Policelestir within 30 s of receiving
+    # it, so a BS-404 from TeklifPoliceSorgu is final only for a send older than that.
+    policy_defaults = {"issue_policy": {"settling_seconds": 30.0}}
 
     def _exchange(
         self,
