@@ -5,24 +5,31 @@ runs the product with no server to install. Scale-out sets DATABASE_URL and REDI
 """
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = Path(os.environ.get("INSUREHUB_VAR_DIR", BASE_DIR / "var"))
 
 
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
+def var_dir(env: Mapping[str, str]) -> Path:
+    return Path(env.get("INSUREHUB_VAR_DIR", BASE_DIR / "var"))
+
+
+VAR_DIR = var_dir(os.environ)
+
+
+def env_bool(name: str, default: bool = False, env: Mapping[str, str] = os.environ) -> bool:
+    value = env.get(name)
     if value is None:
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
+def env_int(name: str, default: int, env: Mapping[str, str] = os.environ) -> int:
+    value = env.get(name)
     if value in (None, ""):
         return default
     try:
@@ -88,42 +95,49 @@ TEMPLATES = [
 # SQLite is tuned for several worker processes sharing one file: WAL lets readers run beside
 # the writer, IMMEDIATE transactions take the write lock up front (no deadlock-prone lock
 # upgrades), and a generous timeout waits instead of failing with "database is locked".
-SQLITE_PATH = VAR_DIR / "insurehub.sqlite3"
-if not os.environ.get("DATABASE_URL"):
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
-DATABASE_URL = os.environ.get("DATABASE_URL", "")
+# Every SQLite database gets it, the embedded default and a `DATABASE_URL=sqlite:///…` alike.
+SQLITE_OPTIONS = {
+    "timeout": 30,
+    "transaction_mode": "IMMEDIATE",
+    "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;PRAGMA busy_timeout=30000;",
+}
 
 
-def database_from_url(url: str) -> dict:
-    """A server database from its URL. PostgreSQL gets Django's psycopg pool (per process; see
+def sqlite_tuned(database: dict) -> dict:
+    """`database` with the multi-process tuning if it is SQLite; options it states itself win."""
+    if database.get("ENGINE") != "django.db.backends.sqlite3":
+        return database
+    return {**database, "OPTIONS": {**SQLITE_OPTIONS, **database.get("OPTIONS", {})}}
+
+
+def database_from_url(url: str, env: Mapping[str, str] = os.environ) -> dict:
+    """A database from its URL. PostgreSQL gets Django's psycopg pool (per process; see
     `insurehub.dbpool` for why it is fork- and wait-safe here); `DB_POOL=0` falls back to
     persistent connections. Mind the sum over processes and machines: processes × DB_POOL_MAX_SIZE
     must stay under the server's max_connections."""
     database = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
-    if database["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_POOL", True):
+    if database["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_POOL", True, env):
         database["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not
         database.setdefault("OPTIONS", {})["pool"] = {
-            "min_size": env_int("DB_POOL_MIN_SIZE", 1),
-            "max_size": env_int("DB_POOL_MAX_SIZE", 10),
-            "timeout": env_int("DB_POOL_TIMEOUT", 10),
+            "min_size": env_int("DB_POOL_MIN_SIZE", 1, env),
+            "max_size": env_int("DB_POOL_MAX_SIZE", 10, env),
+            "timeout": env_int("DB_POOL_TIMEOUT", 10, env),
         }
-    return database
+    return sqlite_tuned(database)
 
 
-if DATABASE_URL:
-    DATABASES = {"default": database_from_url(DATABASE_URL)}
-else:
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": SQLITE_PATH,
-            "OPTIONS": {
-                "timeout": 30,
-                "transaction_mode": "IMMEDIATE",
-                "init_command": ("PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;PRAGMA busy_timeout=30000;"),
-            },
-        }
-    }
+def databases_from_env(env: Mapping[str, str]) -> dict:
+    """DATABASES for this environment, with no side effect, so a test can check any setup."""
+    url = env.get("DATABASE_URL", "")
+    if url:
+        return {"default": database_from_url(url, env)}
+    embedded = {"ENGINE": "django.db.backends.sqlite3", "NAME": var_dir(env) / "insurehub.sqlite3"}
+    return {"default": sqlite_tuned(embedded)}
+
+
+if not os.environ.get("DATABASE_URL"):
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+DATABASES = databases_from_env(os.environ)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
