@@ -20,9 +20,6 @@ from django.db.models.functions import Coalesce, TruncMinute
 from django.utils import timezone
 
 from integrations.models import Attempt, ErrorMapping, InsurerAccount, SendRateState
-from integrations.operations import Operation
-from integrations.policies import policy_for
-from integrations.ratecontrol import BUDGET_MIN_RETRIES
 from integrations.sharedstate import DatabaseSharedState, shared_state
 from integrations.taxonomy import ErrorClass, ErrorKind
 from integrations.work import WorkItem, WorkState
@@ -402,29 +399,25 @@ def send_rates(*, insurer_code: str = "") -> list[AccountRate]:
 
 
 @dataclass(frozen=True)
-class RetryBudgetState:
-    """An insurer's retry budget over the sliding window, and the room left per operation's ratio."""
+class InsurerRetryBudget:
+    """An insurer's retry budget: the tokens left now, and what it counted over the last minute.
+
+    `denied` is retries refused for want of a token: a call that failed fast, or a background
+    record left waiting, because the insurer had been failing.
+    """
 
     insurer_code: str
+    tokens: float
     first_successes: int
     first_failures: int
     retries: int
     retry_successes: int
     denied: int
-    headroom: dict[str, float]
 
 
-def retry_budgets(*, insurer_codes: list[str]) -> list[RetryBudgetState]:
+def retry_budgets(*, insurer_codes: list[str]) -> list[InsurerRetryBudget]:
     state = shared_state()
-    budgets = []
-    for code in insurer_codes:
-        snapshot = state.budget_snapshot(code)
-        headroom = {}
-        for operation in Operation:
-            ratio = policy_for(code, operation.value).retry_budget_ratio
-            # Mirrors ratecontrol.retry_allowed: wasted retries < ratio * first_successes + BUDGET_MIN_RETRIES.
-            allowed = ratio * snapshot["first_successes"] + BUDGET_MIN_RETRIES
-            wasted = snapshot["retries"] - snapshot["retry_successes"]
-            headroom[operation.value] = max(allowed - wasted, 0.0)
-        budgets.append(RetryBudgetState(insurer_code=code, **snapshot, headroom=headroom))
-    return budgets
+    return [
+        InsurerRetryBudget(insurer_code=code, tokens=state.budget_tokens(code), **state.budget_snapshot(code))
+        for code in insurer_codes
+    ]

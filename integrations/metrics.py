@@ -167,12 +167,12 @@ def _send_rate_families() -> Iterator[Metric]:
 def _policy_families(insurer_codes: list[str]) -> Iterator[Metric]:
     headroom = GaugeMetricFamily(
         "insurehub_retry_budget_headroom",
-        "Retries the insurer's sliding-window retry budget still allows, at this operation's ratio.",
-        labels=["insurer", "operation"],
+        "Retry-budget tokens the insurer has left: retries that may still go (one token each).",
+        labels=["insurer"],
     )
     denied = GaugeMetricFamily(
         "insurehub_retry_budget_denied",
-        "Retries the budget refused within its current sliding window.",
+        "Retries the budget refused for want of a token in the last minute.",
         labels=["insurer"],
     )
     threshold = GaugeMetricFamily(
@@ -181,8 +181,7 @@ def _policy_families(insurer_codes: list[str]) -> Iterator[Metric]:
         labels=["insurer", "operation"],
     )
     for budget in retry_budgets(insurer_codes=insurer_codes):
-        for operation, room in budget.headroom.items():
-            headroom.add_metric([budget.insurer_code, operation], room)
+        headroom.add_metric([budget.insurer_code], budget.tokens)
         denied.add_metric([budget.insurer_code], budget.denied)
     for code in insurer_codes:
         for operation in Operation:

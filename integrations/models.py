@@ -245,6 +245,25 @@ class RetryBudgetBucket(models.Model):
         return f"{self.insurer_code}@{self.bucket}"
 
 
+class RetryBudgetState(models.Model):
+    """One insurer's retry-budget token bucket (database backend); no row yet means a full bucket.
+
+    `updated_at` is unix seconds, as the database's own clock or the worker's reads it: the
+    refill since then is reckoned in the same statement that spends or deposits.
+    """
+
+    insurer_code = models.CharField(max_length=32, unique=True)
+    tokens = models.FloatField()
+    updated_at = models.FloatField()
+
+    class Meta:
+        verbose_name = "yeniden deneme bütçesi"
+        verbose_name_plural = "yeniden deneme bütçeleri"
+
+    def __str__(self) -> str:
+        return f"{self.insurer_code}: {self.tokens:.1f}"
+
+
 # Only the audit log below refers to users; kept beside it (may move to the top imports).
 
 

@@ -14,11 +14,13 @@ halves but remembers what was fine before, and climbs back there fast once the i
 back. Calls are spaced evenly (GCRA: one theoretical arrival time per account), so workers
 on many machines never burst together.
 
-Retry budget. Wasted retries — retries that did not succeed — may not exceed `ratio` × the
-successful first attempts in a sliding window (plus a small allowance, so a quiet insurer is
-not starved of its first retries). A dead insurer then receives barely more than one call per
-first attempt; a retry that succeeds is refunded, so once the insurer is back its backlog
-drains at the send rate rather than at the budget's trickle.
+Retry budget. One token bucket per insurer, shared by every worker (AWS's standard retry mode
+in shape, Finagle's budget in spirit): a retry costs a token, a successful first attempt
+deposits `ratio` of one, time refills a little, and a retry that succeeds gives its token back
+— the budget caps calls *wasted* on a failing insurer. The bucket starts full, so an isolated
+failure always gets its retry and a quiet insurer is never starved; a dead insurer receives its
+reserve, then one retry per 1 / refill seconds; once it is back, refunds let its backlog drain at
+the send rate rather than at the budget's trickle.
 """
 
 from __future__ import annotations
@@ -44,9 +46,18 @@ INCREASE_SHARE = 0.01
 # Below the last rate known to be fine, climb back fast: a pause must not cost half an hour.
 RECOVERY_FACTOR = 1.25
 
+# The retry budget's counters (shown on the dashboard and /metrics) cover this sliding window.
 BUDGET_WINDOW_SECONDS = 60
 BUDGET_BUCKET_SECONDS = 5
-BUDGET_MIN_RETRIES = 5
+# The retry budget's bucket: full at the start, a retry costs one token.
+RETRY_BUDGET_RESERVE = 15.0
+# Tokens a second, whatever the traffic (12 a minute): at low traffic, where first successes are
+# too few to pay for retries, an ordinary failure still gets its retry; an outage gets ~0.2/s.
+RETRY_BUDGET_REFILL_PER_SECOND = 0.2
+RETRY_COST = 1.0
+# Five deposits of 0.2 need not add up to exactly 1.0 in binary floating point: a spend that
+# would leave a debt this small still goes.
+TOKEN_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,20 @@ def gcra_reserve(tat: float, *, now: float, rate: float, burst: int = 1) -> tupl
     return max(start - (max(burst, 1) - 1) / rate - now, 0.0), start + 1.0 / rate
 
 
-def retry_allowed(*, retries: int, first_successes: int, ratio: float) -> bool:
-    """`retries` counts the wasted ones: spent and not refunded by a success."""
-    return retries < ratio * first_successes + BUDGET_MIN_RETRIES
+def budget_tokens_after(
+    tokens: float,
+    elapsed: float,
+    *,
+    change: float = 0.0,
+    refill: float = RETRY_BUDGET_REFILL_PER_SECOND,
+    capacity: float = RETRY_BUDGET_RESERVE,
+) -> float:
+    """An insurer's retry-budget tokens after `elapsed` seconds of refill, then `change`.
+
+    `change` is a deposit (`ratio` for a successful first attempt), a refund (+1 for a retry
+    that succeeded) or a spend (-RETRY_COST): a retry may go if the result is not below
+    -TOKEN_TOLERANCE, and when it may not, the bucket is left as it was. Never above `capacity`. The SQL and Lua
+    in `integrations.sharedstate` compute exactly this, in this order.
+    """
+    refilled = min(capacity, tokens + max(elapsed, 0.0) * refill)
+    return min(capacity, refilled + change)

@@ -11,19 +11,23 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from integrations.ratecontrol import (
     BUDGET_BUCKET_SECONDS,
-    BUDGET_MIN_RETRIES,
     BUDGET_WINDOW_SECONDS,
+    RETRY_BUDGET_REFILL_PER_SECOND,
+    RETRY_BUDGET_RESERVE,
+    RETRY_COST,
+    TOKEN_TOLERANCE,
     RateState,
     Window,
+    budget_tokens_after,
     gcra_reserve,
-    retry_allowed,
 )
 
 
@@ -40,13 +44,21 @@ class SharedState(Protocol):
 
     def current_rate(self, key: str) -> float | None: ...
 
-    def budget_record_first(self, insurer_code: str, *, ok: bool) -> None: ...
+    def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float) -> None:
+        """Count a first attempt; a successful one deposits `ratio` of a token."""
 
-    def budget_try_spend(self, insurer_code: str, *, ratio: float) -> bool: ...
+    def budget_try_spend(self, insurer_code: str) -> bool:
+        """Take one token for a retry if there is one (after the refill); else count a denial."""
 
-    def budget_refund(self, insurer_code: str) -> None: ...
+    def budget_refund(self, insurer_code: str) -> None:
+        """A retry succeeded: its token goes back."""
 
-    def budget_snapshot(self, insurer_code: str) -> dict[str, int]: ...
+    def budget_tokens(self, insurer_code: str) -> float:
+        """The tokens left now, refill included."""
+
+    def budget_snapshot(self, insurer_code: str) -> dict[str, int]:
+        """The counters over the last BUDGET_WINDOW_SECONDS: first_successes, first_failures,
+        retries, retry_successes, denied."""
 
 
 class DatabaseSharedState:
@@ -69,6 +81,44 @@ class DatabaseSharedState:
         "WHERE account_key = %s AND window_started = %s"
     )
 
+    # The retry budget's token bucket, one row per insurer: refill, then the change, capped —
+    # ratecontrol.budget_tokens_after, term for term. An upsert, so the first call for an insurer
+    # creates its (full) bucket in the same statement. A spend that would leave less than
+    # -TOKEN_TOLERANCE matches no row and returns nothing: refused, the row left as it was (the
+    # refill is reckoned from `updated_at` next time, which comes to the same). `updated_at` never
+    # moves back, so a worker whose clock lags cannot be refilled twice for the same seconds.
+    _TOKENS_SQL = (
+        "INSERT INTO integrations_retrybudgetstate AS b (insurer_code, tokens, updated_at) VALUES (%s, %s, {{now}}) "
+        "ON CONFLICT (insurer_code) DO UPDATE SET "
+        "tokens = {{least}}(%s, {{least}}(%s, b.tokens + {{greatest}}({{now}} - b.updated_at, 0.0) * %s) + %s), "
+        "updated_at = {{greatest}}(b.updated_at, {{now}}) "
+        "{where}RETURNING tokens"
+    )
+    _SPEND_WHERE = "WHERE {least}(%s, {least}(%s, b.tokens + {greatest}({now} - b.updated_at, 0.0) * %s) + %s) >= %s "
+    _READ_TOKENS_SQL = (
+        "SELECT {least}(%s, tokens + {greatest}({now} - updated_at, 0.0) * %s) "
+        "FROM integrations_retrybudgetstate WHERE insurer_code = %s"
+    )
+    # The counters the dashboard and /metrics show, one row per insurer and short bucket.
+    _BUDGET_COUNTERS = ("first_successes", "first_failures", "retries", "retry_successes", "denied")
+    _COUNT_BUDGET_SQL = (
+        "INSERT INTO integrations_retrybudgetbucket AS c (insurer_code, bucket, "
+        "first_successes, first_failures, retries, retry_successes, denied) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (insurer_code, bucket) DO UPDATE SET {field} = c.{field} + 1"
+    )
+
+    def __init__(
+        self,
+        *,
+        budget_reserve: float = RETRY_BUDGET_RESERVE,
+        budget_refill: float = RETRY_BUDGET_REFILL_PER_SECOND,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """`clock` is the worker's, used where the database does not read its own (SQLite)."""
+        self._budget_reserve = budget_reserve
+        self._budget_refill = budget_refill
+        self._clock = clock
+
     @staticmethod
     def _sql(template: str) -> tuple[str, bool]:
         """The statement for this database, and whether `now` is passed in (SQLite) or read by
@@ -84,7 +134,7 @@ class DatabaseSharedState:
     ) -> float:
         from integrations.models import SendRateState
 
-        now = time.time()
+        now = self._clock()
         unbounded = max_wait is None
         limit = 0.0 if max_wait is None else max_wait
         sql, now_is_param = self._sql(self._RESERVE_SQL)
@@ -119,7 +169,7 @@ class DatabaseSharedState:
         return max(tat - (1.0 + tolerance) / rate - reserved_at, 0.0)
 
     def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
-        now = time.time()
+        now = self._clock()
         with connection.cursor() as cursor:
             cursor.execute(self._COUNT_SQL, [int(throttled), key])
             counted = cursor.fetchone()
@@ -146,28 +196,54 @@ class DatabaseSharedState:
         return SendRateState.objects.filter(account_key=key).values_list("rate", flat=True).first()
 
     def _bucket(self) -> int:
-        return int(time.time() // BUDGET_BUCKET_SECONDS)
+        return int(self._clock() // BUDGET_BUCKET_SECONDS)
 
-    def budget_record_first(self, insurer_code: str, *, ok: bool) -> None:
-        self._bucket_add(insurer_code, "first_successes" if ok else "first_failures")
+    def _clock_param(self, now_is_param: bool) -> list[float]:
+        return [self._clock()] if now_is_param else []
 
-    def _bucket_add(self, insurer_code: str, field: str) -> None:
-        from django.db.models import F
+    def _budget_step(self, insurer_code: str, *, change: float, spend: bool) -> bool:
+        """Refill, then deposit, refund or spend, in one statement; False if a spend was refused."""
+        sql, now_is_param = self._sql(self._TOKENS_SQL.format(where=self._SPEND_WHERE if spend else ""))
+        now = self._clock_param(now_is_param)
+        arithmetic = [self._budget_reserve, self._budget_reserve, *now, self._budget_refill, change]
+        # A never-seen insurer starts with a full bucket.
+        fresh = budget_tokens_after(
+            self._budget_reserve, 0.0, change=change, refill=self._budget_refill, capacity=self._budget_reserve
+        )
+        params = [insurer_code, fresh, *now, *arithmetic, *now, *([*arithmetic, -TOKEN_TOLERANCE] if spend else [])]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchone() is not None
 
-        from integrations.models import RetryBudgetBucket
-
+    def _count(self, insurer_code: str, field: str) -> None:
         bucket = self._bucket()
-        with transaction.atomic():
-            updated = RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket=bucket).update(
-                **{field: F(field) + 1}
+        with connection.cursor() as cursor:
+            cursor.execute(
+                self._COUNT_BUDGET_SQL.format(field=field),
+                [insurer_code, bucket, *(int(name == field) for name in self._BUDGET_COUNTERS)],
             )
-            if not updated:
-                RetryBudgetBucket.objects.bulk_create(
-                    [RetryBudgetBucket(insurer_code=insurer_code, bucket=bucket)], ignore_conflicts=True
-                )
-                RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket=bucket).update(
-                    **{field: F(field) + 1}
-                )
+
+    def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float) -> None:
+        if ok and ratio > 0:
+            self._budget_step(insurer_code, change=ratio, spend=False)
+        self._count(insurer_code, "first_successes" if ok else "first_failures")
+
+    def budget_try_spend(self, insurer_code: str) -> bool:
+        allowed = self._budget_step(insurer_code, change=-RETRY_COST, spend=True)
+        self._count(insurer_code, "retries" if allowed else "denied")
+        return allowed
+
+    def budget_refund(self, insurer_code: str) -> None:
+        self._budget_step(insurer_code, change=RETRY_COST, spend=False)
+        self._count(insurer_code, "retry_successes")
+
+    def budget_tokens(self, insurer_code: str) -> float:
+        sql, now_is_param = self._sql(self._READ_TOKENS_SQL)
+        params = [self._budget_reserve, *self._clock_param(now_is_param), self._budget_refill, insurer_code]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+        return self._budget_reserve if row is None else row[0]
 
     def _window(self, insurer_code: str):
         from integrations.models import RetryBudgetBucket
@@ -175,40 +251,10 @@ class DatabaseSharedState:
         oldest = self._bucket() - BUDGET_WINDOW_SECONDS // BUDGET_BUCKET_SECONDS + 1
         return RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket__gte=oldest)
 
-    def budget_try_spend(self, insurer_code: str, *, ratio: float) -> bool:
-        from django.db.models import F, Sum
-
-        from integrations.models import RetryBudgetBucket
-
-        bucket = self._bucket()
-        with transaction.atomic():
-            RetryBudgetBucket.objects.bulk_create(
-                [RetryBudgetBucket(insurer_code=insurer_code, bucket=bucket)], ignore_conflicts=True
-            )
-            # Lock this insurer's current bucket: concurrent spenders queue here, so the cap is exact.
-            list(RetryBudgetBucket.objects.select_for_update().filter(insurer_code=insurer_code, bucket=bucket))
-            totals = self._window(insurer_code).aggregate(
-                ok=Sum("first_successes"), retries=Sum("retries"), refunded=Sum("retry_successes")
-            )
-            wasted = (totals["retries"] or 0) - (totals["refunded"] or 0)
-            allowed = retry_allowed(retries=wasted, first_successes=totals["ok"] or 0, ratio=ratio)
-            field = "retries" if allowed else "denied"
-            RetryBudgetBucket.objects.filter(insurer_code=insurer_code, bucket=bucket).update(**{field: F(field) + 1})
-        return allowed
-
-    def budget_refund(self, insurer_code: str) -> None:
-        self._bucket_add(insurer_code, "retry_successes")
-
     def budget_snapshot(self, insurer_code: str) -> dict[str, int]:
         from django.db.models import Sum
 
-        totals = self._window(insurer_code).aggregate(
-            first_successes=Sum("first_successes"),
-            first_failures=Sum("first_failures"),
-            retries=Sum("retries"),
-            retry_successes=Sum("retry_successes"),
-            denied=Sum("denied"),
-        )
+        totals = self._window(insurer_code).aggregate(**{name: Sum(name) for name in self._BUDGET_COUNTERS})
         return {k: v or 0 for k, v in totals.items()}
 
 
@@ -248,36 +294,63 @@ end
 return false
 """
 
-_SPEND = """
+# The clock every Redis script reads: Redis's own, one for every machine.
+_REDIS_NOW = """
 local t = redis.call('TIME')
-local bucket = math.floor(tonumber(t[1]) / tonumber(ARGV[1]))
-local n = tonumber(ARGV[2])
-local ok, retries = 0, 0
-for i = 0, n - 1 do
-  local key = KEYS[1] .. ':' .. (bucket - i)
-  ok = ok + tonumber(redis.call('HGET', key, 'ok') or '0')
-  retries = retries + tonumber(redis.call('HGET', key, 'retries') or '0')
-    - tonumber(redis.call('HGET', key, 'rok') or '0')
-end
-local current = KEYS[1] .. ':' .. bucket
--- Mirrors ratecontrol.retry_allowed: wasted retries < ratio * first_successes + min_retries
-local allowed = retries < tonumber(ARGV[3]) * ok + tonumber(ARGV[4])
-redis.call('HINCRBY', current, allowed and 'retries' or 'denied', 1)
-redis.call('EXPIRE', current, tonumber(ARGV[1]) * n * 2)
-return allowed and 1 or 0
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 """
 
-_FIRST = """
-local t = redis.call('TIME')
-local current = KEYS[1] .. ':' .. math.floor(tonumber(t[1]) / tonumber(ARGV[1]))
-redis.call('HINCRBY', current, ARGV[2], 1)
-redis.call('EXPIRE', current, tonumber(ARGV[1]) * tonumber(ARGV[3]) * 2)
-return 1
+# One retry-budget step. KEYS[1]: the insurer's counter prefix; KEYS[2]: its token bucket.
+# ARGV: bucket seconds, buckets in the window, counter to add to, change ('' for none), capacity,
+# refill per second, and for a spend the lowest result it may leave ('' otherwise). The token
+# arithmetic mirrors ratecontrol.budget_tokens_after; a refused spend leaves the bucket as it was
+# and counts a denial. Floats are stored with 17 digits: a token count survives the round trip.
+_BUDGET_STEP = """
+local seconds, buckets, field = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local allowed = 1
+if ARGV[4] ~= '' then
+  local change, capacity, refill = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+  local tokens = tonumber(redis.call('HGET', KEYS[2], 'tokens') or ARGV[5])
+  local at = redis.call('HGET', KEYS[2], 'at')
+  at = at and tonumber(at) or now
+  local refilled = math.min(capacity, tokens + math.max(now - at, 0) * refill)
+  local after = math.min(capacity, refilled + change)
+  if ARGV[7] ~= '' and after < tonumber(ARGV[7]) then
+    allowed, field = 0, 'denied'
+  else
+    local kept = string.format('%.17g', after)
+    redis.call('HSET', KEYS[2], 'tokens', kept, 'at', string.format('%.17g', math.max(at, now)))
+    redis.call('EXPIRE', KEYS[2], 86400)
+  end
+end
+local current = KEYS[1] .. ':' .. math.floor(now / seconds)
+redis.call('HINCRBY', current, field, 1)
+redis.call('EXPIRE', current, seconds * buckets * 2)
+return allowed
 """
+
+_BUDGET = _REDIS_NOW + _BUDGET_STEP
+
+# The tokens left now: KEYS[1] the bucket; ARGV capacity, refill per second.
+_TOKENS_READ = """
+local tokens = redis.call('HGET', KEYS[1], 'tokens')
+if not tokens then return ARGV[1] end
+local at = tonumber(redis.call('HGET', KEYS[1], 'at') or tostring(now))
+local refilled = math.min(tonumber(ARGV[1]), tonumber(tokens) + math.max(now - at, 0) * tonumber(ARGV[2]))
+return string.format('%.17g', refilled)
+"""
+
+_TOKENS = _REDIS_NOW + _TOKENS_READ
 
 
 class RedisSharedState:
-    def __init__(self, url: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        budget_reserve: float = RETRY_BUDGET_RESERVE,
+        budget_refill: float = RETRY_BUDGET_REFILL_PER_SECOND,
+    ) -> None:
         import redis
 
         from integrations.ratecontrol import WINDOW_ATTEMPTS, WINDOW_MAX_SECONDS, WINDOW_MIN_ATTEMPTS
@@ -285,8 +358,10 @@ class RedisSharedState:
         self._redis = redis.Redis.from_url(url)
         self._reserve = self._redis.register_script(_RESERVE)
         self._record = self._redis.register_script(_RECORD)
-        self._spend = self._redis.register_script(_SPEND)
-        self._first = self._redis.register_script(_FIRST)
+        self._budget = self._redis.register_script(_BUDGET)
+        self._tokens = self._redis.register_script(_TOKENS)
+        self._budget_reserve = budget_reserve
+        self._budget_refill = budget_refill
         self._window_args = [WINDOW_ATTEMPTS, WINDOW_MAX_SECONDS, WINDOW_MIN_ATTEMPTS]
         self._buckets = BUDGET_WINDOW_SECONDS // BUDGET_BUCKET_SECONDS
 
@@ -297,6 +372,10 @@ class RedisSharedState:
     @staticmethod
     def _budget_key(insurer_code: str) -> str:
         return f"insurehub:budget:{insurer_code}"
+
+    @staticmethod
+    def _tokens_key(insurer_code: str) -> str:
+        return f"insurehub:retrytokens:{insurer_code}"
 
     def reserve_send_slot(
         self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int = 1
@@ -322,21 +401,30 @@ class RedisSharedState:
         value = self._redis.hget(self._rate_key(key), "rate")
         return float(value) if value is not None else None
 
-    def budget_record_first(self, insurer_code: str, *, ok: bool) -> None:
-        self._first(
-            keys=[self._budget_key(insurer_code)], args=[BUDGET_BUCKET_SECONDS, "ok" if ok else "failed", self._buckets]
-        )
+    def _budget_step(self, insurer_code: str, field: str, *, change: float | None = None, spend: bool = False) -> bool:
+        keys = [self._budget_key(insurer_code), self._tokens_key(insurer_code)]
+        token_args = [
+            "" if change is None else repr(change),
+            repr(self._budget_reserve),
+            repr(self._budget_refill),
+            repr(-TOKEN_TOLERANCE) if spend else "",
+        ]
+        return bool(self._budget(keys=keys, args=[BUDGET_BUCKET_SECONDS, self._buckets, field, *token_args]))
 
-    def budget_try_spend(self, insurer_code: str, *, ratio: float) -> bool:
-        return bool(
-            self._spend(
-                keys=[self._budget_key(insurer_code)],
-                args=[BUDGET_BUCKET_SECONDS, self._buckets, ratio, BUDGET_MIN_RETRIES],
-            )
-        )
+    def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float) -> None:
+        self._budget_step(insurer_code, "ok" if ok else "failed", change=ratio if ok and ratio > 0 else None)
+
+    def budget_try_spend(self, insurer_code: str) -> bool:
+        return self._budget_step(insurer_code, "retries", change=-RETRY_COST, spend=True)
 
     def budget_refund(self, insurer_code: str) -> None:
-        self._first(keys=[self._budget_key(insurer_code)], args=[BUDGET_BUCKET_SECONDS, "rok", self._buckets])
+        self._budget_step(insurer_code, "rok", change=RETRY_COST)
+
+    def budget_tokens(self, insurer_code: str) -> float:
+        tokens = self._tokens(
+            keys=[self._tokens_key(insurer_code)], args=[repr(self._budget_reserve), repr(self._budget_refill)]
+        )
+        return float(tokens)
 
     def budget_snapshot(self, insurer_code: str) -> dict[str, int]:
         now_bucket = int(float(self._redis.time()[0]) // BUDGET_BUCKET_SECONDS)

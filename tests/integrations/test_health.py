@@ -20,7 +20,9 @@ from integrations.health import (
     unknown_codes_seen,
 )
 from integrations.models import AdminChange, Attempt, ErrorMapping, InsurerAccount
+from integrations.ratecontrol import RETRY_BUDGET_RESERVE
 from integrations.services.calls import insurer_operation_run
+from integrations.sharedstate import shared_state
 from integrations.work import WorkState
 from tests import samples
 
@@ -327,6 +329,20 @@ def test_dashboard_page_shows_the_numbers(admin_client, scripted_run, work_recor
     assert '<td class="num" data-field="attempts">5</td>' in html
     assert 'id="minute-chart"' in html and "<polyline" in html
     assert "BS-999" in html and "Olarak sınıflandır" in html
+
+
+def test_a_refused_retry_shows_on_the_dashboard(admin_client, seeded_accounts):
+    """The retry-budget table shows the tokens left and marks refused retries."""
+    state = shared_state()
+    while state.budget_try_spend("bogazici"):
+        pass
+    response = admin_client.get(dashboard_url())
+    budgets = {b.insurer_code: b for b in response.context["budgets"]}
+    assert budgets["bogazici"].denied == 1 and budgets["bogazici"].tokens < 1
+    assert budgets["anka"].denied == 0 and budgets["anka"].tokens == pytest.approx(RETRY_BUDGET_RESERVE)
+    html = response.content.decode()
+    assert '<td class="num bad" data-field="denied">1</td>' in html
+    assert '<td class="num" data-field="tokens">15,0</td>' in html  # a full bucket, Turkish decimals
 
 
 def test_dashboard_is_for_staff_only(client, scripted_run):

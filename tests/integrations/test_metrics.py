@@ -16,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from integrations.models import Attempt, InsurerAccount, SendRateState
 from integrations.operations import Operation
+from integrations.ratecontrol import RETRY_BUDGET_RESERVE
 from integrations.sharedstate import shared_state
 from integrations.work import WorkState
 from sandbox import DEFAULT_ACCOUNTS
@@ -193,19 +194,23 @@ def test_latency_histogram_buckets_are_counts_under_each_bound(staff_client):
 
 
 def test_send_rate_and_retry_budget_gauges_come_from_the_shared_state(staff_client, seeded_accounts):
-    """The current rate beside the contract; budget headroom at each operation's ratio."""
+    """The current rate beside the contract; the retry-budget tokens left and the retries refused."""
     account = InsurerAccount.objects.get(insurer__code="anka", agency__code="ACENTE1")
     SendRateState.objects.create(account_key=account.rate_key, rate=7.5)
+    state = shared_state()
+    spent = [state.budget_try_spend("anka") for _ in range(int(RETRY_BUDGET_RESERVE) + 2)]
+    assert spent.count(False) == 2
     for _ in range(10):
-        shared_state().budget_record_first("anka", ok=True)
+        state.budget_record_first("anka", ok=True, ratio=0.2)
     metrics = scrape(staff_client)
     assert metrics["insurehub_send_rate_per_second"][labels(insurer="anka", account=account.rate_key)] == 7.5
     assert metrics["insurehub_contracted_rate_per_second"][labels(insurer="anka", account=account.rate_key)] == 20.0
     headroom = metrics["insurehub_retry_budget_headroom"]
-    # ratio × first successes + 5 retries always allowed: 0.2 × 10 + 5 for quotes, 0.1 × 10 + 5 for status.
-    assert headroom[labels(insurer="anka", operation="trafik_quote")] == pytest.approx(7.0)
-    assert headroom[labels(insurer="anka", operation="policy_status")] == pytest.approx(6.0)
-    assert headroom[labels(insurer="deniz", operation="trafik_quote")] == pytest.approx(5.0)
+    # The reserve spent, then 10 successes × 0.2 (plus a moment's refill); an untouched insurer is full.
+    assert headroom[labels(insurer="anka")] == pytest.approx(2.0, abs=0.5)
+    assert headroom[labels(insurer="deniz")] == pytest.approx(RETRY_BUDGET_RESERVE)
+    assert metrics["insurehub_retry_budget_denied"][labels(insurer="anka")] == 2
+    assert metrics["insurehub_retry_budget_denied"][labels(insurer="deniz")] == 0
     threshold = metrics["insurehub_policy_throttle_threshold"]
     assert threshold[labels(insurer="anka", operation="trafik_quote")] == pytest.approx(0.02)
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from integrations.ratecontrol import (
-    BUDGET_MIN_RETRIES,
+    RETRY_BUDGET_REFILL_PER_SECOND,
+    RETRY_BUDGET_RESERVE,
     RateState,
     Window,
     adjusted_rate,
+    budget_tokens_after,
     gcra_reserve,
     rate_ceiling,
-    retry_allowed,
 )
 
 
@@ -112,8 +113,14 @@ def test_gcra_with_a_burst_lets_that_many_go_at_once_and_keeps_the_rate():
     assert wait == 0.0
 
 
-def test_retry_budget_is_a_share_of_first_successes_plus_an_allowance():
-    """Retries are allowed up to ratio × successful first attempts, plus a small allowance."""
-    assert retry_allowed(retries=BUDGET_MIN_RETRIES + 19, first_successes=100, ratio=0.2)
-    assert not retry_allowed(retries=BUDGET_MIN_RETRIES + 20, first_successes=100, ratio=0.2)
-    assert not retry_allowed(retries=BUDGET_MIN_RETRIES, first_successes=0, ratio=0.2)
+def test_retry_budget_refills_with_time_then_applies_the_change_never_above_the_reserve():
+    """Tokens come back at the refill rate, deposits and refunds stop at the reserve, a spend takes one."""
+    assert budget_tokens_after(0.0, 5.0) == pytest.approx(5.0 * RETRY_BUDGET_REFILL_PER_SECOND)
+    assert budget_tokens_after(0.0, 3600.0) == RETRY_BUDGET_RESERVE
+    assert budget_tokens_after(RETRY_BUDGET_RESERVE, 0.0, change=0.2) == RETRY_BUDGET_RESERVE
+    assert budget_tokens_after(14.5, 0.0, change=1.0) == RETRY_BUDGET_RESERVE
+    # Refill first, then the spend: a full bucket that waited still has only its reserve to spend from.
+    assert budget_tokens_after(RETRY_BUDGET_RESERVE, 60.0, change=-1.0) == RETRY_BUDGET_RESERVE - 1
+    assert budget_tokens_after(0.5, 1.0, change=-1.0) == pytest.approx(-0.3)  # below zero: refused
+    assert budget_tokens_after(2.0, -10.0) == 2.0  # a lagging clock neither refills nor drains
+    assert budget_tokens_after(1.0, 2.0, change=0.5, refill=1.0, capacity=3.0) == 3.0

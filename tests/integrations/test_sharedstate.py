@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 
 import pytest
 
 from integrations.pacing import SharedRetryBudget, SharedSendRate
 from integrations.policies import default_policy
-from integrations.ratecontrol import BUDGET_MIN_RETRIES, WINDOW_ATTEMPTS
+from integrations.ratecontrol import RETRY_BUDGET_RESERVE, WINDOW_ATTEMPTS
 from integrations.sharedstate import DatabaseSharedState, RedisSharedState
 
 # Committed transactions: the threads below each use their own database connection.
@@ -17,12 +18,21 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(params=["database", "redis"])
-def state(request):
-    if request.param == "database":
-        return DatabaseSharedState()
-    backend = RedisSharedState(request.getfixturevalue("redis_url"))
-    backend._redis.flushdb()
-    return backend
+def make_state(request):
+    """A backend of this parameter's kind; the retry budget's reserve and refill may be set."""
+    redis_url = request.getfixturevalue("redis_url") if request.param == "redis" else None
+    if redis_url:
+        RedisSharedState(redis_url)._redis.flushdb()
+
+    def make(**budget):
+        return RedisSharedState(redis_url, **budget) if redis_url else DatabaseSharedState(**budget)
+
+    return make
+
+
+@pytest.fixture
+def state(make_state):
+    return make_state()
 
 
 def test_slots_are_spaced_by_the_rate_across_threads(state):
@@ -101,24 +111,82 @@ def test_throttled_window_lowers_the_shared_rate(state):
     assert state.current_rate("cinar:A1") < before * 0.8
 
 
-def test_retry_budget_caps_retries_per_insurer(state):
-    """Retries beyond ratio × first successes (plus the allowance) are refused, per insurer."""
+def test_a_full_budget_allows_its_reserve_of_wasted_retries_then_refuses(state):
+    """A never-seen insurer starts with a full bucket: 15 failed retries back to back, then no more."""
     budget = SharedRetryBudget(state)
-    for _ in range(50):
-        budget.record_first_attempt("bogazici", ok=True)
-    allowed = sum(budget.try_spend("bogazici", 0.2) for _ in range(40))
-    assert allowed == 10 + BUDGET_MIN_RETRIES
+    allowed = sum(budget.try_spend("bogazici", 0.2) for _ in range(int(RETRY_BUDGET_RESERVE) + 5))
+    assert allowed == RETRY_BUDGET_RESERVE
+    assert state.budget_tokens("bogazici") == pytest.approx(0.0, abs=0.01)
     assert budget.try_spend("anka", 0.2)  # another insurer has its own budget
     snapshot = state.budget_snapshot("bogazici")
-    assert snapshot["retries"] == allowed and snapshot["denied"] == 40 - allowed
+    assert snapshot["retries"] == RETRY_BUDGET_RESERVE and snapshot["denied"] == 5
 
 
-def test_successful_retries_are_refunded(state):
-    """The budget caps wasted calls: a retry that succeeds gives its unit back."""
-    budget = SharedRetryBudget(state)
-    spent = sum(budget.try_spend("cinar", 0.2) for _ in range(BUDGET_MIN_RETRIES))
-    assert spent == BUDGET_MIN_RETRIES and not budget.try_spend("cinar", 0.2)
+def test_the_budget_refills_with_time_up_to_its_reserve(make_state):
+    """Time alone brings tokens back, never more than the reserve."""
+    state = make_state(budget_reserve=2.0, budget_refill=10.0)
+    assert [state.budget_try_spend("deniz") for _ in range(3)] == [True, True, False]
+    time.sleep(0.15)  # 1.5 tokens
+    assert [state.budget_try_spend("deniz") for _ in range(2)] == [True, False]
+    time.sleep(0.5)  # 5 tokens' worth, capped at 2
+    assert state.budget_tokens("deniz") == pytest.approx(2.0)
+    assert [state.budget_try_spend("deniz") for _ in range(3)] == [True, True, False]
+
+
+def test_successful_first_attempts_deposit_their_ratio(make_state):
+    """Ten successes at 0.2 buy two retries; failed first attempts buy nothing."""
+    state = make_state(budget_reserve=3.0, budget_refill=0.0)
+    assert sum(state.budget_try_spend("cinar") for _ in range(4)) == 3
+    for _ in range(10):
+        state.budget_record_first("cinar", ok=False, ratio=0.2)
+    assert not state.budget_try_spend("cinar")
+    for _ in range(10):
+        state.budget_record_first("cinar", ok=True, ratio=0.2)
+    assert state.budget_tokens("cinar") == pytest.approx(2.0)
+    assert [state.budget_try_spend("cinar") for _ in range(3)] == [True, True, False]
+    for _ in range(100):  # never above the reserve
+        state.budget_record_first("cinar", ok=True, ratio=0.1)
+    assert state.budget_tokens("cinar") == pytest.approx(3.0)
+    snapshot = state.budget_snapshot("cinar")
+    assert (snapshot["first_successes"], snapshot["first_failures"]) == (110, 10)
+
+
+def test_successful_retries_are_refunded(make_state):
+    """The budget caps wasted calls: a retry that succeeds gives its token back."""
+    budget = SharedRetryBudget(make_state(budget_reserve=5.0, budget_refill=0.0))
+    spent = sum(budget.try_spend("cinar", 0.2) for _ in range(5))
+    assert spent == 5 and not budget.try_spend("cinar", 0.2)
     for _ in range(3):
         budget.refund("cinar")
     assert sum(budget.try_spend("cinar", 0.2) for _ in range(10)) == 3
-    assert state.budget_snapshot("cinar")["retry_successes"] == 3
+    assert budget.state.budget_snapshot("cinar")["retry_successes"] == 3
+
+
+def test_concurrent_spenders_never_overspend(make_state):
+    """Eight workers racing for ten tokens get exactly ten retries between them."""
+    from django.db import connection
+
+    state = make_state(budget_reserve=10.0, budget_refill=0.0)
+    granted: list[bool] = []
+    lock = threading.Lock()
+    start = threading.Barrier(8)
+
+    def spend():
+        try:
+            start.wait()
+            for _ in range(5):
+                allowed = state.budget_try_spend("anka")
+                with lock:
+                    granted.append(allowed)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=spend) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(granted) == 40 and sum(granted) == 10
+    snapshot = state.budget_snapshot("anka")
+    assert (snapshot["retries"], snapshot["denied"]) == (10, 30)
+    assert state.budget_tokens("anka") == pytest.approx(0.0)
