@@ -8,7 +8,8 @@ everywhere within seconds, with no restart.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from django import forms
@@ -40,7 +41,7 @@ from integrations.models import (
     OperationPolicy,
 )
 from integrations.operations import Operation
-from integrations.policies import DEFAULT_POLICIES, POLICY_CACHE_SECONDS, clear_policy_cache, default_policy
+from integrations.policies import POLICY_CACHE_SECONDS, RetryPolicy, clear_policy_cache, default_policy
 
 # The tunables of a policy, in the order operators read them (the list view edits them in place).
 POLICY_TUNABLES = [
@@ -123,7 +124,6 @@ class InsurerAdmin(AuditedAdmin):
     list_display = ["code", "name", "base_url", "is_active", "products_sold", "contracted_rates", "policy_link"]
     list_editable = ["is_active"]
     readonly_fields = ["audit_trail"]
-    actions = ["create_default_policies"]
     search_fields = ["code", "name"]
 
     def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs: Any) -> forms.Field:
@@ -147,23 +147,6 @@ class InsurerAdmin(AuditedAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).prefetch_related("accounts")
-
-    @admin.action(description="Eksik işlem politikalarını varsayılan değerlerle oluştur", permissions=["add_policy"])
-    def create_default_policies(self, request: HttpRequest, queryset: QuerySet) -> None:
-        """A row per operation, so every tunable can then be edited in the policy list."""
-        created = 0
-        for insurer in queryset:
-            existing = set(insurer.operation_policies.values_list("operation", flat=True))
-            for operation, defaults in DEFAULT_POLICIES.items():
-                if operation.value in existing:
-                    continue
-                policy = OperationPolicy.objects.create(insurer=insurer, operation=operation.value, **asdict(defaults))
-                admin_change_record(user=request.user, action=AdminChange.Action.ADD, obj=policy)
-                created += 1
-        self.message_user(request, f"{created} işlem politikası varsayılan değerlerle oluşturuldu.")
-
-    def has_add_policy_permission(self, request: HttpRequest) -> bool:
-        return request.user.has_perm("integrations.add_operationpolicy")
 
 
 class InsurerAccountForm(forms.ModelForm):
@@ -216,39 +199,176 @@ class InsurerAccountAdmin(AuditedAdmin):
         return super().changeform_view(request, *args, **kwargs)
 
 
+# The columns of the "policies in effect" table: the list view's tunables, and issuance's settling time.
+POLICY_IN_EFFECT_COLUMNS = [*POLICY_TUNABLES, "settling_seconds"]
+
+
+@dataclass(frozen=True)
+class PolicyInEffect:
+    """The policy workers apply to one insurer and operation, beside the one they would apply
+    without the admin's row: the row pins every value it holds, so a later change of a code
+    default reaches only the pairs that have none."""
+
+    insurer: Insurer
+    operation: Operation
+    policy: RetryPolicy
+    default: RetryPolicy
+    override: OperationPolicy | None
+
+
+def operation_policies_in_effect(*, insurers: Iterable[Insurer]) -> list[PolicyInEffect]:
+    """Every (insurer, operation) pair, merged as `policy_for` merges it, in one query."""
+    insurers = list(insurers)
+    overrides = {(row.insurer_id, row.operation): row for row in OperationPolicy.objects.filter(insurer__in=insurers)}
+    in_effect = []
+    for insurer in insurers:
+        for operation in Operation:
+            default = default_policy(operation, insurer.code)
+            override = overrides.get((insurer.pk, operation.value))
+            policy = default
+            if override is not None:
+                policy = default.with_overrides(**{f.name: getattr(override, f.name) for f in fields(RetryPolicy)})
+            in_effect.append(PolicyInEffect(insurer, operation, policy, default, override))
+    return in_effect
+
+
+def _insurer_code(insurer_id: object) -> str | None:
+    """The code of the insurer a form names by id (`?insurer=3`), or None if it names none."""
+    insurer_id = str(insurer_id or "")
+    if not insurer_id.isdigit():
+        return None
+    return Insurer.objects.filter(pk=insurer_id).values_list("code", flat=True).first()
+
+
+def _policy_value_shown(operation: Operation, name: str, value: Any) -> str:
+    if name == "settling_seconds" and operation != Operation.ISSUE_POLICY:
+        return "—"  # read by issuance only
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 class OperationPolicyForm(forms.ModelForm):
     class Meta:
         model = OperationPolicy
-        fields = ["insurer", "operation", *POLICY_TUNABLES, "throttle_spread"]
+        fields = ["insurer", "operation", *POLICY_TUNABLES, "throttle_spread", "settling_seconds"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Empty follows the insurer's stated time: show that time in the empty field.
+        operation = self.instance.operation or self.initial.get("operation")
+        insurer_code = _insurer_code(self.instance.insurer_id or self.initial.get("insurer"))
+        if operation == Operation.ISSUE_POLICY and insurer_code:
+            stated = default_policy(operation, insurer_code).settling_seconds
+            self.fields["settling_seconds"].widget.attrs["placeholder"] = f"{stated:g}"
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        operation = cleaned.get("operation")
+        if cleaned.get("settling_seconds") is not None and operation and operation != Operation.ISSUE_POLICY:
+            # Only issuance reads it: a value elsewhere would look like a setting and do nothing.
+            self.add_error("settling_seconds", "Sonuçlanma süresi yalnız poliçeleştirme (issue_policy) için girilir.")
+        return cleaned
 
 
 @admin.register(OperationPolicy)
 class OperationPolicyAdmin(AuditedAdmin):
+    """The list page shows every (insurer, operation) pair in force, rows or not.
+
+    A pair without a row follows the code's default (and what the insurer's adapter states), so a
+    fresh install has no rows and nothing to keep in step when a default changes; "Özelleştir"
+    opens the add form prefilled with that pair's defaults, and the first save creates the row.
+    "Varsayılana dön" deletes it. The rows themselves are listed below, editable in place.
+    """
+
     form = OperationPolicyForm
-    list_display = ["insurer", "operation", *POLICY_TUNABLES, "updated_at"]
+    list_display = ["insurer", "operation", *POLICY_TUNABLES, "settling_seconds", "updated_at"]
     list_editable = POLICY_TUNABLES
     list_filter = ["insurer", "operation"]
     list_select_related = ["insurer"]
-    readonly_fields = ["defaults", "audit_trail"]
-    change_list_template = "integrations/admin/operationpolicy_change_list.html"
+    actions = ["reset_to_default"]
+    change_list_template = "admin/integrations/operationpolicy/change_list.html"
     clear_caches = (clear_policy_cache,)
     change_notice = f"Politika değişikliği tüm işçilerde en geç {POLICY_CACHE_SECONDS:g} sn içinde geçerli olur."
 
-    @admin.display(description="bu işlemin varsayılanları")
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        insurers = Insurer.objects.order_by("code")
+        if (insurer_id := request.GET.get("insurer__id__exact", "")).isdigit():
+            insurers = insurers.filter(pk=insurer_id)
+        chosen_operation = request.GET.get("operation__exact")
+        rows = [
+            self._policy_in_effect_row(request, pair)
+            for pair in operation_policies_in_effect(insurers=insurers)
+            if chosen_operation in (None, pair.operation.value)
+        ]
+        labels = [OperationPolicy._meta.get_field(name).verbose_name for name in POLICY_IN_EFFECT_COLUMNS]
+        context = {
+            "policies_in_effect": rows,
+            "policy_columns": labels,
+            "can_reset_policies": self.has_delete_permission(request),
+            "title": "İşlem politikaları",
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, extra_context=context)
+
+    def _policy_in_effect_row(self, request: HttpRequest, pair: PolicyInEffect) -> dict[str, Any]:
+        edit_url = None
+        if pair.override is not None and self.has_change_permission(request, pair.override):
+            edit_url = reverse("admin:integrations_operationpolicy_change", args=[pair.override.pk])
+        elif pair.override is None and self.has_add_permission(request):
+            edit_url = reverse("admin:integrations_operationpolicy_add") + (
+                f"?insurer={pair.insurer.pk}&operation={pair.operation.value}"
+            )
+        cells = []
+        for name in POLICY_IN_EFFECT_COLUMNS:
+            value, default = getattr(pair.policy, name), getattr(pair.default, name)
+            cells.append(
+                {
+                    "value": _policy_value_shown(pair.operation, name, value),
+                    "default": _policy_value_shown(pair.operation, name, default),
+                    "differs": value != default,
+                }
+            )
+        return {"pair": pair, "cells": cells, "edit_url": edit_url}
+
+    def get_readonly_fields(self, request: HttpRequest, obj: OperationPolicy | None = None) -> list[str]:
+        # A new row's form is already filled with its defaults; the summary would only say "—".
+        return ["defaults", "audit_trail"] if obj is not None else ["audit_trail"]
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        # "Varsayılana dön" is what deleting a row means here; one name for it is enough.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    @admin.action(description="Seçili politikaları varsayılana döndür", permissions=["delete"])
+    def reset_to_default(self, request: HttpRequest, queryset: QuerySet) -> None:
+        count = len(queryset)
+        self.delete_queryset(request, queryset)
+        self.message_user(request, f"{count} işlem politikası varsayılana döndürüldü.")
+
+    @admin.display(description="bu şirket ve işlemin varsayılanları")
     def defaults(self, obj: OperationPolicy) -> str:
         if not obj.operation:
             return "—"
-        policy = default_policy(obj.operation)
-        return format_html_join(", ", "{}: {}", ((name, getattr(policy, name)) for name in POLICY_TUNABLES))
+        operation = Operation(obj.operation)
+        policy = default_policy(operation, obj.insurer.code if obj.insurer_id else None)
+        return format_html_join(
+            ", ",
+            "{}: {}",
+            ((name, _policy_value_shown(operation, name, getattr(policy, name))) for name in POLICY_IN_EFFECT_COLUMNS),
+        )
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
-        """A new policy starts from its operation's defaults (`?operation=kasko_quote`), trafik otherwise."""
+        """A new policy starts from its pair's defaults (`?insurer=3&operation=kasko_quote`), trafik otherwise.
+
+        The settling time stays empty: empty follows the insurer's stated time, a number would pin it.
+        """
         initial = super().get_changeform_initial_data(request)
         operation = initial.get("operation") or Operation.TRAFIK_QUOTE.value
         if operation in {op.value for op in Operation}:
             initial.setdefault("operation", operation)
-            for name, value in asdict(default_policy(operation)).items():
-                initial.setdefault(name, value)
+            for name, value in asdict(default_policy(operation, _insurer_code(initial.get("insurer")))).items():
+                if name != "settling_seconds":
+                    initial.setdefault(name, value)
         return initial
 
 

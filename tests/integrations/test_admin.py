@@ -9,9 +9,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from integrations.adapters.registry import registered_codes
 from integrations.models import AdminChange, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
 from integrations.operations import Operation
-from integrations.policies import POLICY_CACHE_SECONDS, clear_policy_cache
+from integrations.policies import (
+    DEFAULT_POLICIES,
+    POLICY_CACHE_SECONDS,
+    clear_policy_cache,
+    default_policy,
+    policy_for,
+)
 from tests import samples
 from tests.conftest import wait_until
 
@@ -121,17 +128,120 @@ def test_new_policy_form_starts_from_the_operations_defaults(admin_client):
     assert form.initial["max_attempts"] == 4 and form.initial["max_delay"] == 4.0
 
 
+# --- Every policy in force, defaults included ---------------------------------------------------
+
+
+def policies_in_effect(client, **filters: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """The policy list page's "in effect" rows, by (insurer code, operation)."""
+    response = client.get(reverse("admin:integrations_operationpolicy_changelist"), filters)
+    assert response.status_code == 200
+    return {
+        (row["pair"].insurer.code, row["pair"].operation.value): row for row in response.context["policies_in_effect"]
+    }
+
+
 @pytest.mark.django_db
-def test_default_policies_action_creates_a_row_per_operation(admin_client, seeded_accounts):
-    """One action gives an insurer an editable policy row for every operation, each one audited."""
-    deniz = Insurer.objects.get(code="deniz")
-    admin_client.post(
-        reverse("admin:integrations_insurer_changelist"),
-        {"action": "create_default_policies", "_selected_action": [deniz.pk]},
+def test_fresh_install_lists_every_insurer_and_operation_with_its_defaults(admin_client, seeded_accounts):
+    """No policy rows yet: every pair is listed with the values workers apply, Boğaziçi's 30 s settling too."""
+    assert not OperationPolicy.objects.exists()
+    rows = policies_in_effect(admin_client)
+
+    codes = set(Insurer.objects.values_list("code", flat=True))
+    assert codes == set(registered_codes())
+    assert set(rows) == {(code, op.value) for code in codes for op in Operation}
+    for (code, operation), row in rows.items():
+        assert row["pair"].override is None
+        assert row["pair"].policy == default_policy(operation, code) == policy_for(code, operation)
+    assert rows[("bogazici", "issue_policy")]["pair"].policy.settling_seconds == 30.0
+    assert rows[("anka", "issue_policy")]["pair"].policy.settling_seconds == 0.0
+
+    page = admin_client.get(reverse("admin:integrations_operationpolicy_changelist")).content.decode()
+    bogazici_issue = page.split('data-insurer="bogazici" data-operation="issue_policy"')[1].split("</tr>")[0]
+    assert "varsayılan" in bogazici_issue and "<td>30</td>" in bogazici_issue and "Özelleştir" in bogazici_issue
+
+
+@pytest.mark.django_db
+def test_customizing_a_default_from_the_list_changes_only_that_pair(admin_client, admin_user, seeded_accounts):
+    """ "Özelleştir" opens the pair's defaults; the first save creates its row, audited, and only it changes."""
+    row = policies_in_effect(admin_client)[("bogazici", "issue_policy")]
+    form = admin_client.get(row["edit_url"]).context["adminform"].form
+    assert form.initial["max_attempts"] == 5 and form.initial.get("settling_seconds") is None
+    data = {name: form.initial[name] for name in QUICK_POLICY}
+    data.update(insurer=form.initial["insurer"], operation="issue_policy", _save="Kaydet")
+    data.update(max_attempts=2, settling_seconds=45)
+
+    assert admin_client.post(row["edit_url"], data).status_code == 302
+
+    clear_policy_cache()
+    assert policy_for("bogazici", "issue_policy").max_attempts == 2
+    assert policy_for("bogazici", "issue_policy").settling_seconds == 45.0
+    assert policy_for("bogazici", "kasko_quote") == default_policy("kasko_quote", "bogazici")
+    assert policy_for("anka", "issue_policy") == default_policy("issue_policy", "anka")
+    entry = AdminChange.objects.get(model_name="operationpolicy")
+    assert (entry.action, entry.user, entry.insurer_code) == ("add", admin_user, "bogazici")
+    rows = policies_in_effect(admin_client)
+    customized = [key for key, row in rows.items() if row["pair"].override is not None]
+    assert customized == [("bogazici", "issue_policy")]
+    assert rows[("bogazici", "issue_policy")]["edit_url"] == change_url(
+        rows[("bogazici", "issue_policy")]["pair"].override
     )
-    assert set(deniz.operation_policies.values_list("operation", flat=True)) == {op.value for op in Operation}
-    assert deniz.operation_policies.get(operation="issue_policy").max_attempts == 5
-    assert AdminChange.objects.filter(model_name="operationpolicy", action="add").count() == len(Operation)
+
+
+@pytest.mark.django_db
+def test_empty_settling_time_follows_the_insurers_stated_time(admin_client, seeded_accounts):
+    """An override that leaves the settling time empty changes its other values and keeps Boğaziçi's 30 s."""
+    row = policies_in_effect(admin_client)[("bogazici", "issue_policy")]
+    form = admin_client.get(row["edit_url"]).context["adminform"].form
+    data = {name: form.initial[name] for name in QUICK_POLICY}
+    data.update(insurer=form.initial["insurer"], operation="issue_policy", deadline=90.0, _save="Kaydet")
+    assert admin_client.post(row["edit_url"], data).status_code == 302
+
+    clear_policy_cache()
+    assert policy_for("bogazici", "issue_policy").deadline == 90.0
+    assert policy_for("bogazici", "issue_policy").settling_seconds == 30.0
+
+
+@pytest.mark.django_db
+def test_settling_time_is_refused_outside_issuance(admin_client, anka_policy):
+    """Only issuance reads a settling time: typed in for a quote, it is refused rather than ignored."""
+    response = admin_client.post(change_url(anka_policy), policy_form(anka_policy, settling_seconds=10))
+    assert response.status_code == 200
+    assert "Sonuçlanma süresi yalnız poliçeleştirme (issue_policy) için girilir." in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_changed_code_default_reaches_pairs_without_a_row(admin_client, anka_policy, monkeypatch):
+    """Pairs nobody customized follow the code; a customized pair keeps what the admin saved."""
+    changed = DEFAULT_POLICIES[Operation.TRAFIK_QUOTE].with_overrides(max_attempts=7)
+    monkeypatch.setitem(DEFAULT_POLICIES, Operation.TRAFIK_QUOTE, changed)
+    rows = policies_in_effect(admin_client)
+    assert rows[("deniz", "trafik_quote")]["pair"].policy.max_attempts == 7
+    assert rows[("anka", "trafik_quote")]["pair"].policy.max_attempts == 3
+    assert rows[("anka", "trafik_quote")]["cells"][0] == {"value": "3", "default": "7", "differs": True}
+
+
+@pytest.mark.django_db
+def test_reset_to_default_from_the_list_removes_the_override_audited(admin_client, anka_policy):
+    """ "Varsayılana dön" deletes the admin's row (recorded) and the pair is back on the defaults."""
+    assert policies_in_effect(admin_client)[("anka", "trafik_quote")]["pair"].override == anka_policy
+    response = admin_client.post(
+        reverse("admin:integrations_operationpolicy_changelist"),
+        {"action": "reset_to_default", "_selected_action": [anka_policy.pk]},
+    )
+    assert response.status_code == 302
+    assert not OperationPolicy.objects.exists()
+    clear_policy_cache()
+    assert policy_for("anka", "trafik_quote") == default_policy("trafik_quote", "anka")
+    assert AdminChange.objects.get(model_name="operationpolicy").action == "delete"
+    assert policies_in_effect(admin_client)[("anka", "trafik_quote")]["pair"].override is None
+
+
+@pytest.mark.django_db
+def test_insurer_link_shows_that_insurers_policies(admin_client, seeded_accounts):
+    """The insurer list's "politikalar" link lists that insurer's six operations, defaults included."""
+    deniz = Insurer.objects.get(code="deniz")
+    rows = policies_in_effect(admin_client, insurer__id__exact=str(deniz.pk))
+    assert set(rows) == {("deniz", op.value) for op in Operation}
 
 
 # --- Insurers and accounts ----------------------------------------------------------------------
