@@ -10,7 +10,14 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from integrations.adapters.registry import registered_codes
-from integrations.models import AdminChange, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
+from integrations.models import (
+    AdminChange,
+    ErrorMapping,
+    Insurer,
+    InsurerAccount,
+    OperationPolicy,
+    RetryBudgetState,
+)
 from integrations.operations import Operation
 from integrations.policies import (
     DEFAULT_POLICIES,
@@ -322,6 +329,8 @@ def anka_calls_for_one_quote(sandbox, agent) -> int:
     from quotes.models import InsurerQuote
     from quotes.services.quote_requests import quote_request_create
 
+    # A full retry budget for each quote (no row is a full bucket): the budget is not under test here.
+    RetryBudgetState.objects.filter(insurer_code="anka").delete()
     before = sandbox["anka"].state.counts()["received"].get("trafik_quote", 0)
     request = quote_request_create(user=agent, product="trafik", data=samples.TRAFIK)
     wait_until(
@@ -335,16 +344,6 @@ def test_admin_policy_change_takes_effect_in_a_running_worker(qcluster, sandbox,
     """max_attempts 3 → 1 saved in admin: within seconds the worker (never restarted) calls a failing insurer once."""
     sandbox["anka"].state.add_faults(
         [{"operation": "trafik_quote", "fault": "error", "code": "SERVICE_UNAVAILABLE", "rate": 1.0}]
-    )
-    # First-attempt successes in the retry budget, so it never runs dry in this test: it is not under test here.
-    from integrations.models import RetryBudgetBucket
-    from integrations.ratecontrol import BUDGET_BUCKET_SECONDS, BUDGET_WINDOW_SECONDS
-
-    # Enough for every quote below, in every bucket of the window the test may span.
-    now_bucket = int(time.time() // BUDGET_BUCKET_SECONDS)
-    RetryBudgetBucket.objects.bulk_create(
-        RetryBudgetBucket(insurer_code="anka", bucket=now_bucket + i, first_successes=1000)
-        for i in range(BUDGET_WINDOW_SECONDS // BUDGET_BUCKET_SECONDS)
     )
     policy = OperationPolicy.objects.create(
         insurer=Insurer.objects.get(code="anka"), operation="trafik_quote", **QUICK_POLICY
