@@ -61,7 +61,7 @@ def main() -> None:
     def shared_state(ok: bool) -> None:
         state.reserve_send_slot("anka:SQLITE", initial_rate=10_000.0, ceiling=10_000.0, max_wait=0.0)
         state.record_outcome("anka:SQLITE", throttled=not ok)
-        state.budget_record_first("anka", ok=ok)
+        state.budget_record_first("anka", ok=ok, ratio=0.2)
         if not ok:
             state.budget_try_spend("anka", ratio=0.5)
 

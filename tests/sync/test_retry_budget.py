@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from integrations.ratecontrol import BUDGET_MIN_RETRIES
+from integrations.ratecontrol import RETRY_BUDGET_RESERVE
 from integrations.services.work import BUDGET_SPENT_MESSAGE, work_promote_due
 from sync import services as svc
 from sync.models import SyncItem, SyncRun
@@ -14,7 +14,10 @@ pytestmark = pytest.mark.django_db
 
 
 def test_dead_insurer_gets_retries_only_within_its_budget(make_policies, sandbox, quick_status_policy):
-    """With no successful first attempts, only the small allowance of retries goes out; the rest wait."""
+    """With no successful first attempts, only the budget's reserve of retries goes out; the rest wait.
+
+    (The reserve refills at a fifth of a token a second, so a slow run may let one more through.)
+    """
     make_policies("deniz", [f"DZ-P-{i:04d}" for i in range(20)])
     sandbox["deniz"].state.add_faults(
         [{"operation": "policy_status", "fault": "html", "http_status": 503, "rate": 1.0}]
@@ -28,10 +31,10 @@ def test_dead_insurer_gets_retries_only_within_its_budget(make_policies, sandbox
     for item_id in ids:  # every item is due for its retry
         svc.sync_item_process(item_id)
 
-    received = sandbox["deniz"].state.counts()["received"]["policy_status"]
-    assert received == len(ids) + BUDGET_MIN_RETRIES
+    retries = sandbox["deniz"].state.counts()["received"]["policy_status"] - len(ids)
+    assert RETRY_BUDGET_RESERVE <= retries <= RETRY_BUDGET_RESERVE + 1
     waiting = SyncItem.objects.filter(state="PENDING", error_message=BUDGET_SPENT_MESSAGE)
-    assert waiting.count() == len(ids) - BUDGET_MIN_RETRIES
+    assert waiting.count() == len(ids) - retries
     # Waiting on the budget does not use up a try: those items still had only their first attempt.
     assert set(waiting.values_list("attempts", flat=True)) == {1}
 
