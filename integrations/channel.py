@@ -8,17 +8,24 @@ records the attempt. Adapters only describe their insurer: URLs, bodies and a co
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import TracebackType
 from typing import Any, TypeVar
 
 import requests
 from django.conf import settings
 from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
 
 from insurehub.dbpool import db_connection_release
@@ -92,6 +99,8 @@ def _session() -> requests.Session:
         session = requests.Session()
         # max_retries=0: urllib3 must never resend behind the retry engine's back.
         adapter = HTTPAdapter(max_retries=0, pool_connections=8, pool_maxsize=8)
+        # Pools whose connections hand their socket to the deadline watchdog (`_DeadlineWatch`).
+        adapter.poolmanager.pool_classes_by_scheme = _WATCHED_POOLS
         session.mount("http://", adapter)
         session.mount("https://", adapter)
         session.trust_env = False
@@ -179,16 +188,17 @@ class Channel:
                 ErrorKind.UNCLASSIFIED, provider_code=NOT_SENT, message=f"{type(exc).__name__}: {exc}"[:300]
             ) from exc
         try:
-            response = session.send(
-                prepared,
-                timeout=(settings.INSURER_CONNECT_TIMEOUT, max(read_timeout, 0.05)),
-                allow_redirects=False,
-                stream=True,
-            )
-            try:
-                content = _read_capped(response)
-            finally:
-                response.close()
+            with _DeadlineWatch(read_timeout):
+                response = session.send(
+                    prepared,
+                    timeout=(settings.INSURER_CONNECT_TIMEOUT, max(read_timeout, 0.05)),
+                    allow_redirects=False,
+                    stream=True,
+                )
+                try:
+                    content = _read_capped(response)
+                finally:
+                    response.close()
         except requests.exceptions.ConnectTimeout as exc:
             raise InsurerError(ErrorKind.TIMEOUT, provider_code="CONNECT_TIMEOUT", message=str(exc)[:300]) from exc
         except requests.exceptions.ReadTimeout as exc:
@@ -278,6 +288,145 @@ def _read_capped(response: requests.Response) -> bytes:
             )
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+class _DeadlineWatch:
+    """Ends an exchange whose answer is still arriving `read_timeout` after the request went out.
+
+    `requests`' read timeout bounds each socket read, not the answer: an insurer sending a
+    byte every few seconds would hold the worker thread without limit. The connection arms
+    the watch when it starts waiting for the answer (`_WatchedConnection`); at the deadline
+    the watchdog shuts the socket down, the blocked read sees the end of the stream, and
+    leaving the block turns whatever `requests` made of that into READ_TIMEOUT. A session
+    passed to `Channel` by a test has no such connections: only the per-read timeout holds.
+    """
+
+    __slots__ = ("done", "fired", "read_timeout", "sock")
+
+    def __init__(self, read_timeout: float) -> None:
+        self.read_timeout = read_timeout
+        self.sock: socket.socket | None = None
+        self.done = False
+        self.fired = False
+
+    def __enter__(self) -> _DeadlineWatch:
+        _watching.current = self
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        _watching.current = None
+        if not _watchdog.disarm(self):
+            return
+        if isinstance(exc, InsurerError):
+            return  # refused for its own reason (too large) before the cut mattered
+        # Also when no error surfaced: a body delimited by the connection's close ends
+        # cleanly, and cut short, at the shutdown.
+        raise InsurerError(
+            ErrorKind.TIMEOUT,
+            provider_code="READ_TIMEOUT",
+            message=f"answer still arriving at the deadline ({self.read_timeout:.2f} s after the request went out)",
+            ambiguous=True,
+        ) from exc
+
+
+_watching = threading.local()
+
+
+class _Watchdog:
+    """One thread for the process that shuts down sockets whose exchange outlived its deadline.
+
+    Not a thread or timer per call: the channel is the hot path. Arming is a heap push under a
+    lock; a finished exchange is only marked done and dropped when it reaches the top.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+        # A forked worker inherits neither the thread nor a lock it may have held.
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._wake = threading.Condition(threading.Lock())
+        self._heap: list[tuple[float, int, _DeadlineWatch]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, watch: _DeadlineWatch, sock: socket.socket) -> None:
+        deadline = time.monotonic() + watch.read_timeout
+        with self._wake:
+            if watch.done:
+                return
+            watch.sock = sock
+            heapq.heappush(self._heap, (deadline, next(self._order), watch))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="insurer-deadline-watchdog", daemon=True)
+                self._thread.start()
+            elif self._heap[0][2] is watch:
+                self._wake.notify()
+
+    def disarm(self, watch: _DeadlineWatch) -> bool:
+        """Stop watching; True when the socket was already shut down at the deadline."""
+        with self._wake:
+            watch.done = True
+            watch.sock = None
+            return watch.fired
+
+    def _run(self) -> None:
+        wake = self._wake
+        heap = self._heap
+        with wake:
+            while True:
+                while heap and heap[0][2].done:
+                    heapq.heappop(heap)
+                if not heap:
+                    wake.wait()
+                    continue
+                left = heap[0][0] - time.monotonic()
+                if left > 0:
+                    wake.wait(left)
+                    continue
+                watch = heapq.heappop(heap)[2]
+                watch.fired = True
+                try:
+                    # socket.socket's own shutdown, also under TLS: SSLSocket.shutdown would
+                    # drop its SSL object under the reading thread.
+                    socket.socket.shutdown(watch.sock, socket.SHUT_RDWR)
+                except OSError:
+                    pass  # already closed: nothing is reading any more
+
+
+_watchdog = _Watchdog()
+
+
+class _WatchedConnection:
+    """Arms the exchange's deadline watch once the request is out and the answer is awaited."""
+
+    def getresponse(self):  # type: ignore[no-untyped-def]
+        watch = getattr(_watching, "current", None)
+        # Not through a TLS-in-TLS proxy tunnel (urllib3's SSLTransport): the channel uses none.
+        if watch is not None and isinstance(self.sock, socket.socket):  # type: ignore[attr-defined]
+            _watchdog.arm(watch, self.sock)  # type: ignore[attr-defined]
+        return super().getresponse()  # type: ignore[misc]
+
+
+class _WatchedHTTPConnection(_WatchedConnection, HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_WatchedConnection, HTTPSConnection):
+    pass
+
+
+class _WatchedHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+_WATCHED_POOLS = {"http": _WatchedHTTPConnectionPool, "https": _WatchedHTTPSConnectionPool}
 
 
 def _never_connected(exc: BaseException) -> bool:
