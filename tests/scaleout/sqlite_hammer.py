@@ -63,7 +63,7 @@ def main() -> None:
         state.record_outcome("anka:SQLITE", throttled=not ok)
         state.budget_record_first("anka", ok=ok, ratio=0.2)
         if not ok:
-            state.budget_try_spend("anka", ratio=0.5)
+            state.budget_try_spend("anka")
 
     def walk(item_id: int) -> None:
         if not work_claim(SyncItem, item_id, lease_seconds=60):
