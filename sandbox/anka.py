@@ -8,7 +8,7 @@ from typing import Any
 
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
 from .domain import InvalidField, Refusal, iso_utc, money
-from .insurer import Call, Insurer, Request, Response, ceil_seconds, parse_json_object
+from .insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object
 
 # code -> (HTTP status, message)
 ERRORS: dict[str, tuple[int, str]] = {
@@ -112,8 +112,15 @@ class Anka(Insurer):
         quote = self.ledger.quotes[body["quote_no"]]
         return Response.json(200, {**body, "sum_insured": money(quote.sum_insured)})
 
+    def issuance_key(self, call: Call) -> str | None:
+        return key_text(call.request.headers.get("Idempotency-Key"))
+
     def op_issue_policy(self, call: Call) -> Response:
-        """Same key + same body: the original 201; same key + another body: 422."""
+        """Same key + same body: the original 201; same key + another body: 422.
+
+        A repeat sent while the first is still running waited for it (``Insurer.claim_issuance_key``),
+        so it lands here after the first bound the key.
+        """
         key = call.request.headers.get("Idempotency-Key")
         if not key:
             raise InvalidField("Idempotency-Key", "missing")

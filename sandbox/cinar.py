@@ -16,7 +16,7 @@ from typing import Any
 
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
 from .domain import InvalidField, Refusal, iso_utc, money, validate
-from .insurer import Call, Insurer, Request, Response, gateway_page, parse_json_object
+from .insurer import Call, Insurer, Request, Response, gateway_page, key_text, parse_json_object
 
 API = "/api/v2/"
 ISLEM: dict[str, str] = {
@@ -163,8 +163,15 @@ class Cinar(Insurer):
         data, quote = self._quote(call)
         return ok({**data, "sigorta_bedeli": money(quote.sum_insured)})
 
+    def issuance_key(self, call: Call) -> str | None:
+        return key_text(call.fields.get("request_ref"))
+
     def op_issue_policy(self, call: Call) -> Response:
-        """A used ``request_ref`` answers BIZ_DUPLICATE_REQUEST with the policy it created."""
+        """A used ``request_ref`` answers BIZ_DUPLICATE_REQUEST with the policy it created.
+
+        A repeat sent while the first is still running waited for it, so it lands here after
+        the first bound the reference (or, if the first was refused, is served afresh).
+        """
         validate(call.fields, ("quote_no", "payment_token", "request_ref"))
         record_key = (self.agency(call), call.fields["request_ref"])
         if record_key in self.ledger.dedup:

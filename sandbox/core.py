@@ -30,6 +30,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "quote_ttl_seconds": 900,
     "token_ttl_seconds": 300,
     "issuance_processing_seconds": 0.3,
+    "poll_lag_seconds": 0,
     "default_rate_per_second": 50.0,
     "default_burst": 50,
     "known_policies_only": True,
@@ -296,7 +297,7 @@ def validate_config(changes: Mapping[str, Any], operations: Iterable[str]) -> di
         elif key in ("quote_ttl_seconds", "token_ttl_seconds", "default_rate_per_second"):
             _require(_is_number(value) and value > 0, f"{key} must be a number > 0")
             out[key] = value
-        elif key == "issuance_processing_seconds":
+        elif key in ("issuance_processing_seconds", "poll_lag_seconds"):
             _require(_is_number(value) and value >= 0, f"{key} must be a number >= 0")
             out[key] = value
         elif key == "default_burst":

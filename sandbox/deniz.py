@@ -3,7 +3,8 @@
 ``POST /policy-requests`` answers 202 PROCESSING. The outcome is decided at once (so a policy
 is created, and counted, exactly once) but only revealed ``issuance_processing_seconds``
 later, when a poll turns ISSUED or REJECTED. A ``client_reference`` binds to the first
-accepted request, whatever its outcome: "the earlier request stands".
+accepted request, whatever its outcome: "the earlier request stands". Polls and lookups are
+another cluster's: for ``poll_lag_seconds`` after the 202 they do not know the request yet.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
 from .domain import DECLINED_PAYMENT_TOKEN, OPERATION_FIELDS, InvalidField, Refusal, iso_utc, money, validate
-from .insurer import Call, Insurer, Request, Response, parse_json_object
+from .insurer import Call, Insurer, Request, Response, key_text, parse_json_object
 from .ledger import PolicyRequest
 
 # code -> (HTTP status, detail)
@@ -152,6 +153,9 @@ class Deniz(Insurer):
             200, {"uavt_code": address.uavt_code, "line": address.line, "building_ref": address.building_id}
         )
 
+    def issuance_key(self, call: Call) -> str | None:
+        return key_text(call.fields.get("client_reference"))
+
     def op_issue_policy(self, call: Call) -> Response:
         validate(call.fields, ("quote_no", "payment_token", "client_reference"))
         agency = self.agency(call)
@@ -159,6 +163,7 @@ class Deniz(Insurer):
         if record_key in self.ledger.dedup:
             return error("DUPLICATE_REFERENCE", request_id=self.ledger.dedup[record_key])
         quote = self.ledger.issuable_quote(call.fields["quote_no"], agency=agency)
+        now = time.time()
         reason = call.reject_reason
         if reason is None and call.fields["payment_token"] == DECLINED_PAYMENT_TOKEN:
             reason = "PAYMENT_DECLINED"
@@ -168,7 +173,8 @@ class Deniz(Insurer):
             agency=agency,
             client_reference=call.fields["client_reference"],
             quote_no=quote.quote_no,
-            ready_at=time.time() + self.state.config["issuance_processing_seconds"],
+            ready_at=now + self.state.config["issuance_processing_seconds"],
+            visible_at=now + self.state.config["poll_lag_seconds"],
             policy_no=policy_no,
             reason=reason,
         )
@@ -179,18 +185,20 @@ class Deniz(Insurer):
         return Response.json(202, {"request_id": request.request_id, "status": "PROCESSING"}, location)
 
     def op_issue_poll(self, call: Call) -> Response:
+        """Polls are served by another cluster: until ``visible_at`` it does not know the request."""
         request = self.ledger.requests.get(call.fields["request_id"])
-        if request is None or request.agency != self.agency(call):
+        if request is None or request.agency != self.agency(call) or time.time() < request.visible_at:
             raise Refusal(Refusal.NOT_FOUND, f"policy request {call.fields['request_id']}")
         return Response.json(200, self._request_view(request))
 
     def op_issue_lookup(self, call: Call) -> Response:
+        """The poll cluster's search: a request it does not know yet is not in ``items``."""
         validate(call.fields, ("client_reference",))
-        agency, reference = self.agency(call), call.fields["client_reference"]
+        agency, reference, now = self.agency(call), call.fields["client_reference"], time.time()
         items = [
             self._request_view(r)
             for r in self.ledger.requests.values()
-            if r.agency == agency and r.client_reference == reference
+            if r.agency == agency and r.client_reference == reference and now >= r.visible_at
         ]
         return Response.json(200, {"items": items})
 

@@ -88,8 +88,15 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         except Exception:  # a sandbox bug must be loud, not a hung client
             traceback.print_exc()
             response = Response(500, b"sandbox internal error\n", "text/plain; charset=utf-8")
-        self._emit(response)
-        self._log(request, response, call, started)
+        delivered = True
+        try:
+            self._emit(response)
+        except (BrokenPipeError, ConnectionResetError):
+            # The client gave up (read timeout) while the insurer was still working: normal for
+            # a slow call, and what was done (an issuance, say) stays done.
+            delivered = False
+            self.close_connection = True
+        self._log(request, response, call, started, delivered=delivered)
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
@@ -133,10 +140,14 @@ class SandboxRequestHandler(BaseHTTPRequestHandler):
         self.connection.close()
         self.close_connection = True
 
-    def _log(self, request: Request, response: Response, call: Call | None, started: float) -> None:
+    def _log(
+        self, request: Request, response: Response, call: Call | None, started: float, *, delivered: bool = True
+    ) -> None:
         if self.server.log is None:
             return
         outcome = response.drop.upper() if response.drop else str(response.status)
+        if not delivered:
+            outcome += "-GONE"  # answered after the client had left
         parts = [
             time.strftime("%H:%M:%S"),
             f"{self.server.insurer.code:<8}",

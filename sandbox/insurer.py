@@ -6,9 +6,15 @@ The order of a business call is fixed here, once, so the four insurers cannot dr
 2. count it as received (whatever happens next);
 3. ``authenticate`` (a failure is answered in the insurer's words, not throttled, not faulted);
 4. the account's token bucket (empty: the insurer's own throttle signal);
-5. configured latency;
-6. the first fault rule that fires, if any;
-7. the business handler ``op_<operation>``, under the state lock.
+5. an issuance call claims its dedup key (Anka ``Idempotency-Key``, Çınar ``request_ref``,
+   Deniz ``client_reference``); a call whose key is held by one still running waits for it;
+6. configured latency;
+7. the first fault rule that fires, if any;
+8. the business handler ``op_<operation>``, under the state lock.
+
+Latencies sleep before the business logic, and nothing watches the client meanwhile: a slow
+issuance commits after its sleep even when the client gave up long before (a read timeout is
+not a "no"), exactly what a slow insurer backend does.
 
 Insurer modules only describe their wire: routes, field names, codes and body shapes.
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any, ClassVar
@@ -92,11 +99,31 @@ class Call:
     account: Account | None = None
     reject_reason: str | None = None  # Deniz: a "reject" fault turns the issuance REJECTED
     issued_policy_no: str | None = None  # set by issuance handlers when a policy was created
+    key_claim: KeyClaim | None = None  # the dedup key this issuance holds while it runs
     request_id: str | None = None  # Deniz: the policy request created by this call
     note: str = ""  # for the request log
 
     def wire_name(self, platform_name: str) -> str:
         return self.wire_names.get(platform_name, platform_name)
+
+
+# How long a call waits past the key holder's announced finish before giving up on it.
+KEY_WAIT_GRACE_SECONDS = 1.0
+
+
+@dataclass
+class KeyClaim:
+    """An issuance dedup key, held by the request being served with it from receipt to answer.
+
+    A real insurer that honours the key knows it from the moment the request arrives: a second
+    request with the same key while the first is still running must not become a second
+    policy. It waits for the first, then is answered as a repeat (or afresh, if the first
+    ended in a refusal: only a success binds the key for good).
+    """
+
+    record: tuple[str, str]  # (agency, key)
+    finish_by: float  # monotonic; moved later as the holder learns its own sleeps
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 class Insurer:
@@ -118,6 +145,7 @@ class Insurer:
         self.state = state
         self.ledger = state.ledger
         self.stopping = threading.Event()  # set by SandboxServer.stop(): ends hangs and latencies early
+        self._key_claims: dict[tuple[str, str], KeyClaim] = {}  # guarded by state.lock
 
     @classmethod
     def fault_kinds(cls) -> frozenset[str]:
@@ -140,14 +168,58 @@ class Insurer:
             state.record_throttled(call.operation)
             call.note = "throttled"
             return self.render_throttle(call, wait, from_bucket=True), call
-        delay = state.latency_seconds(call.operation)
-        if delay > 0:
-            self.stopping.wait(delay)
-        rule = state.pick_fault(call.operation, call.fields) if call.operation != "unknown" else None
-        if rule is not None:
-            call.note = f"fault={rule.fault}" + (f":{rule.code}" if rule.code else "")
-            return self.apply_fault(rule, call), call
-        return self.handle(call), call
+        call.key_claim = self.claim_issuance_key(call)
+        try:
+            self.sleep(call, state.latency_seconds(call.operation))
+            rule = state.pick_fault(call.operation, call.fields) if call.operation != "unknown" else None
+            if rule is not None:
+                call.note = f"fault={rule.fault}" + (f":{rule.code}" if rule.code else "")
+                return self.apply_fault(rule, call), call
+            return self.handle(call), call
+        finally:
+            # Released once the business is done, before any hang/reset of the answer.
+            self.release_issuance_key(call.key_claim)
+
+    def sleep(self, call: Call, seconds: float) -> None:
+        """Latency at the insurer; a held dedup key announces when its holder expects to be done."""
+        if seconds <= 0:
+            return
+        if call.key_claim is not None:
+            call.key_claim.finish_by = time.monotonic() + seconds
+        self.stopping.wait(seconds)
+
+    def claim_issuance_key(self, call: Call) -> KeyClaim | None:
+        """Hold the call's dedup key; if another running call holds it, wait for that one first."""
+        key = self.issuance_key(call) if call.operation == "issue_policy" else None
+        if key is None:
+            return None
+        record = (self.agency(call), key)
+        while True:
+            with self.state.lock:
+                holder = self._key_claims.get(record)
+                if holder is None:
+                    claim = KeyClaim(record, finish_by=time.monotonic())
+                    self._key_claims[record] = claim
+                    return claim
+            if not self._wait_for(holder):
+                return None  # the holder overran its own time: served unguarded, as a stuck backend would
+
+    def _wait_for(self, holder: KeyClaim) -> bool:
+        """Wait until the holder is done, bounded by the time it announced (plus a grace)."""
+        while not holder.done.is_set():
+            remaining = holder.finish_by - time.monotonic()
+            if remaining < -KEY_WAIT_GRACE_SECONDS:
+                return False
+            holder.done.wait(max(remaining, 0.0) + KEY_WAIT_GRACE_SECONDS)
+        return True
+
+    def release_issuance_key(self, claim: KeyClaim | None) -> None:
+        if claim is None:
+            return
+        with self.state.lock:
+            if self._key_claims.get(claim.record) is claim:
+                del self._key_claims[claim.record]
+        claim.done.set()
 
     def handle(self, call: Call) -> Response:
         """Run the business handler; validation problems and refusals become the insurer's errors."""
@@ -164,7 +236,9 @@ class Insurer:
     def apply_fault(self, rule: FaultRule, call: Call) -> Response:
         kind = rule.fault
         if kind == "latency":
-            self.stopping.wait(rule.seconds if rule.seconds is not None else 1.0)
+            # On issue_policy this is "commit after N seconds": the issuance happens after the
+            # sleep whether or not the client is still waiting for the answer.
+            self.sleep(call, rule.seconds if rule.seconds is not None else 1.0)
             return self.handle(call)
         if kind == "throttle":
             self.state.record_throttled(call.operation)
@@ -226,11 +300,20 @@ class Insurer:
     def apply_extra_fault(self, rule: FaultRule, call: Call) -> Response:
         raise NotImplementedError(rule.fault)
 
+    def issuance_key(self, call: Call) -> str | None:
+        """The issuance's dedup key as sent, or None when the insurer has none (Boğaziçi)."""
+        return None
+
     # --- shared helpers -----------------------------------------------------------------------------
 
     def agency(self, call: Call) -> str:
         assert call.account is not None
         return call.account.agency_code
+
+
+def key_text(value: Any) -> str | None:
+    """A dedup key worth holding: a non-empty string (anything else is the handler's to refuse)."""
+    return value if isinstance(value, str) and value != "" else None
 
 
 def parse_json_object(body: bytes) -> tuple[dict[str, Any], InvalidField | None]:

@@ -54,6 +54,7 @@ class PolicyRequest:
     ready_at: float
     policy_no: str | None = None
     reason: str | None = None
+    visible_at: float = 0.0  # epoch seconds: polls and lookups do not see it before (poll lag)
 
     def status(self, now: float) -> str:
         if now < self.ready_at:

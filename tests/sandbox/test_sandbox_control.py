@@ -98,6 +98,8 @@ def test_config_is_partial_validated_and_reset(anka: AnkaClient) -> None:
         {"default_burst": 0},
         {"known_policies_only": "no"},
         {"seed": 1.5},
+        {"poll_lag_seconds": -1},
+        {"poll_lag_seconds": "2"},
     ):
         response = control(server, "PUT", "config", bad)
         assert response.status_code == 400 and response.json()["error"]

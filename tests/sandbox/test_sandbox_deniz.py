@@ -6,6 +6,7 @@ import math
 import time
 
 import pytest
+import requests
 
 from .sandbox_wire import KASKO, TRAFIK, UAVT, YEAR, DenizClient, dask
 
@@ -202,3 +203,59 @@ def test_duplicate_reference_fault_points_at_a_request_that_exists(deniz: DenizC
     assert response.status_code == 409
     found = deniz.request("GET", "/policy-requests", params={"client_reference": "r-dup"}).json()["items"]
     assert [item["request_id"] for item in found] == [response.json()["request_id"]]
+
+
+# --- polls lag the POST (another cluster serves them) ---------------------------------------------
+
+
+def test_poll_lag_hides_a_fresh_request_from_polls_and_lookups(deniz: DenizClient) -> None:
+    """poll_lag_seconds: 404 NOT_FOUND polls and empty lookups after the 202; the request still stands."""
+    deniz.server.state.configure(poll_lag_seconds=0.4)
+    quote_no = deniz.quote_no()
+    request_id = deniz.issue(quote_no, ref="ref-lag").json()["request_id"]
+    poll = deniz.request("GET", f"/policy-requests/{request_id}")
+    assert poll.status_code == 404 and poll.json()["code"] == "NOT_FOUND"
+    lookup = deniz.request("GET", "/policy-requests", params={"client_reference": "ref-lag"})
+    assert lookup.status_code == 200 and lookup.json() == {"items": []}
+    again = deniz.issue(quote_no, ref="ref-lag")  # the POST cluster knows it at once
+    assert again.status_code == 409 and again.json()["request_id"] == request_id
+    time.sleep(0.45)
+    issued = deniz.wait_for(request_id)
+    assert issued["status"] == "ISSUED"
+    assert deniz.request("GET", "/policy-requests", params={"client_reference": "ref-lag"}).json() == {
+        "items": [issued]
+    }
+    assert deniz.server.state.counts()["policies_by_quote"] == {quote_no: [issued["policy_no"]]}
+
+
+@pytest.mark.parametrize("operation", ["issue_poll", "issue_lookup"])
+@pytest.mark.parametrize(
+    "rule, status",
+    [
+        ({"fault": "error", "code": "NOT_FOUND", "times": 2}, 404),
+        ({"fault": "error", "code": "SERVICE_UNAVAILABLE", "times": 2}, 503),
+        ({"fault": "reset", "times": 2}, None),
+    ],
+)
+def test_poll_and_lookup_faults_answer_like_a_lagging_cluster(
+    deniz: DenizClient, operation: str, rule: dict, status: int | None
+) -> None:
+    """Fault rules on the poll and the lookup: the contract's 404 / 503 / reset, then the request."""
+    request_id = deniz.issue(deniz.quote_no(), ref="ref-f").json()["request_id"]
+    deniz.server.state.add_faults([{"operation": operation, **rule}])
+    path, params = (
+        (f"/policy-requests/{request_id}", None)
+        if operation == "issue_poll"
+        else ("/policy-requests", {"client_reference": "ref-f"})
+    )
+    for _ in range(2):
+        if status is None:
+            with pytest.raises(requests.exceptions.ConnectionError):
+                deniz.request("GET", path, params=params)
+        else:
+            answer = deniz.request("GET", path, params=params)
+            assert answer.status_code == status and answer.json()["code"] == rule["code"]
+    time.sleep(0.1)
+    answer = deniz.request("GET", path, params=params).json()
+    assert (answer if operation == "issue_poll" else answer["items"][0])["status"] == "ISSUED"
+    assert deniz.server.state.counts()["issued_total"] == 1
