@@ -28,14 +28,14 @@ from integrations.operations import Operation
 from integrations.policies import RetryPolicy
 from integrations.recording import AttemptRecorder
 from integrations.results import Address, Policy, Quote
-from integrations.taxonomy import ErrorClass, InsurerError
+from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, WaitHint
 from integrations.waits import full_jitter_backoff, signalled_wait_with_spread
 
 
 class RetryBudget(Protocol):
     """Caps retries as a share of successful first attempts, per insurer (shared state)."""
 
-    def record_first_attempt(self, insurer_code: str, *, ok: bool) -> None: ...
+    def record_first_attempt(self, insurer_code: str, *, ok: bool, ratio: float) -> None: ...
 
     def try_spend(self, insurer_code: str, ratio: float) -> bool: ...
 
@@ -53,7 +53,7 @@ class SendRate(Protocol):
 
 
 class UnlimitedBudget:
-    def record_first_attempt(self, insurer_code: str, *, ok: bool) -> None:
+    def record_first_attempt(self, insurer_code: str, *, ok: bool, ratio: float = 0.2) -> None:
         return None
 
     def try_spend(self, insurer_code: str, ratio: float) -> bool:
@@ -80,10 +80,18 @@ class Outcome:
     attempts: int
     stop_reason: str = ""
     http_status: int | None = None
+    # Issuance only: "unknown" when an earlier send may have taken effect and the insurer has not
+    # told us whether it did. Such an issuance is never a plain failure: it is asked about again.
+    outcome: str = ""
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def retry_refused(self) -> str:
+        """Why another try was refused although the failure was worth one ("budget"), else ""."""
+        return RETRY_REFUSED.get(self.stop_reason, "")
 
     @property
     def provider_code(self) -> str:
@@ -93,7 +101,7 @@ class Outcome:
         return str(self.http_status) if self.http_status else ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        report = {
             "status": "ok" if self.ok else "failed",
             "error_class": self.error.error_class.value if self.error else None,
             "error_kind": self.error.kind.value if self.error else None,
@@ -101,6 +109,28 @@ class Outcome:
             "attempts": self.attempts,
             "result": self.result.to_json() if self.result is not None else None,
         }
+        if self.outcome:
+            report["outcome"] = self.outcome
+        if self.retry_refused:
+            report["retry_refused"] = self.retry_refused
+        return report
+
+
+# Stop reasons that refuse a try the failure itself would have allowed, by what refused it.
+RETRY_REFUSED = {"retry-budget": "budget"}
+
+# provider_code of the engine's own "not yet": a "not issued" lookup inside the settling time.
+NOT_SETTLED = "NOT_SETTLED"
+
+# After an issuance may have reached the insurer, only these refusals prove there is no policy
+# (the insurer judged the request itself); any other "no" — authentication, "not found" from a
+# lookup that lags the send — leaves the outcome unknown.
+FINAL_AFTER_AMBIGUITY = frozenset({ErrorKind.BUSINESS_REJECT, ErrorKind.EXPIRED, ErrorKind.VALIDATION})
+
+
+def is_wait_not_failure(error: InsurerError) -> bool:
+    """A throttle, or an issuance waiting out the insurer's settling time: the try is not used up."""
+    return error.is_throttle or error.provider_code == NOT_SETTLED
 
 
 @dataclass
@@ -117,6 +147,9 @@ def next_wait(
     Shared by the in-process engine and the durable background state machine, so a retry
     waits the same way whichever layer schedules it.
     """
+    if error.wait is not None and error.provider_code == NOT_SETTLED:
+        # Our own clock, not a crowd to spread: ask again as soon as the "no" can be final.
+        return WaitDecision(error.wait.seconds, f"signal:{error.wait.source}")
     if error.wait is not None:
         return WaitDecision(
             signalled_wait_with_spread(error.wait, spread=policy.throttle_spread, rng=rng),
@@ -136,7 +169,7 @@ def may_retry(policy: RetryPolicy, *, error: InsurerError, attempts: int, failur
         return "unknown-cap"
     if failures >= policy.max_attempts:
         return "max-attempts"
-    # A throttle does not use up a try, but the insurer can not keep us forever either.
+    # A throttle (or a settling wait) does not use up a try, but can not keep us forever either.
     if throttles >= 2 * policy.max_attempts:
         return "max-throttle-waits"
     return ""
@@ -147,11 +180,21 @@ class _Counters:
         self.failures = 0
         self.throttles = 0
         self.maybe_committed = False
+        # When the last issuance send left (time.monotonic()), for the settling time.
+        self.last_sent_at: float | None = None
         # The next attempt is a retry paid for from the retry budget (refunded if it succeeds).
         self.budget_spent = False
         self.last_error: InsurerError | None = None
         self.previous_error: InsurerError | None = None
         self.stop_reason = ""
+
+
+class _RetryRefused(Exception):
+    """Inside an attempt: the budget refused a re-send that a lookup had just cleared."""
+
+    def __init__(self, error: InsurerError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def run_operation(
@@ -163,6 +206,8 @@ def run_operation(
     recorder: AttemptRecorder,
     reference: str = "",
     resume_issuance: bool = False,
+    last_sent_ago: float | None = None,
+    on_send: Callable[[], None] | None = None,
     budget: RetryBudget | None = None,
     send_rate: SendRate | None = None,
     sleep: Callable[[float], None] = sleep_released,
@@ -175,7 +220,10 @@ def run_operation(
     """Run `operation` until it succeeds, fails for good, or its policy says stop.
 
     `resume_issuance` says an earlier run may already have sent this issuance (a worker died
-    mid-call): the insurer is then asked for the state before the first send.
+    mid-call, or its answer was lost): the insurer is then asked for the state before anything
+    is sent, and `last_sent_ago` (seconds since that send) tells whether a "not issued" answer
+    is final yet (the policy's `settling_seconds`). `on_send` is called just before every
+    issuance send, so a durable caller can store that a send may be under way, and when.
 
     `attempt_limit=1` is for durable background records: their state machine is the retry
     layer (it writes `next_attempt_at` from `next_wait`), so the engine must not retry too.
@@ -193,31 +241,33 @@ def run_operation(
     ctx.attempt_timeout = policy.attempt_timeout
     counters = _Counters()
     counters.maybe_committed = resume_issuance
+    if resume_issuance:
+        counters.last_sent_at = time.monotonic() - (last_sent_ago if last_sent_ago is not None else 0.0)
     counters.budget_spent = budget_spent
+    issuance = (
+        _Issuance(adapter, data, reference, policy, budget, counters, on_send) if op is Operation.ISSUE_POLICY else None
+    )
 
     def attempt_once(engine_attempt: int) -> Quote | Address | Policy:
         attempt_no = attempt_offset + engine_attempt
         ctx.attempt_no = attempt_no
         send_rate.acquire(ctx.account_key, policy=policy, max_wait=channel.remaining())
         try:
-            if op is Operation.ISSUE_POLICY:
-                result = _issue_safely(adapter, data, reference, counters)
-            else:
-                result = adapter.run(op.value, data)
+            result = issuance.attempt() if issuance is not None else adapter.run(op.value, data)
         except InsurerError as error:
             counters.budget_spent = False  # a failed retry keeps its unit spent
             send_rate.observe(ctx.account_key, throttled=error.is_throttle, policy=policy)
             if attempt_no == 1:
-                budget.record_first_attempt(ctx.insurer_code, ok=False)
+                budget.record_first_attempt(ctx.insurer_code, ok=False, ratio=policy.retry_budget_ratio)
             counters.previous_error, counters.last_error = counters.last_error, error
-            if error.is_throttle:
+            if is_wait_not_failure(error):
                 counters.throttles += 1
             else:
                 counters.failures += 1
             raise
         send_rate.observe(ctx.account_key, throttled=False, policy=policy)
         if attempt_no == 1:
-            budget.record_first_attempt(ctx.insurer_code, ok=True)
+            budget.record_first_attempt(ctx.insurer_code, ok=True, ratio=policy.retry_budget_ratio)
         if counters.budget_spent:
             budget.refund(ctx.insurer_code)
         return result
@@ -242,13 +292,16 @@ def run_operation(
         remaining = channel.remaining()
         if not reason and remaining is not None and state.upcoming_sleep >= remaining - 0.05:
             reason = "deadline"
-        # A throttle retry is paced by the insurer itself; only failure retries spend budget.
-        if not reason and not error.is_throttle:
+        # A throttle retry is paced by the insurer itself, and a lookup is not a retry: only a
+        # failure retry that sends again spends budget (an issuance pays when it re-sends).
+        if not reason and not is_wait_not_failure(error) and not (issuance and counters.maybe_committed):
             if budget.try_spend(ctx.insurer_code, policy.retry_budget_ratio):
                 counters.budget_spent = True
             else:
                 reason = "retry-budget"
         counters.stop_reason = reason
+        if reason == "retry-budget":
+            recorder.annotate_wait(0.0, "retry-refused:budget")
         return bool(reason)
 
     def before_sleep(state: RetryCallState) -> None:
@@ -278,6 +331,17 @@ def run_operation(
                 attempts = attempt.retry_state.attempt_number
                 result = attempt_once(attempts)
         return Outcome(result=result, error=None, attempts=attempts, http_status=channel.last_http_status)
+    except _RetryRefused as refused:
+        # The lookup said "not issued" (final), and the re-send it cleared was refused: nothing
+        # is at the insurer, so this is a plain failure with its reason.
+        recorder.annotate_wait(0.0, "retry-refused:budget")
+        return Outcome(
+            result=None,
+            error=refused.error,
+            attempts=attempts,
+            stop_reason="retry-budget",
+            http_status=refused.error.http_status,
+        )
     except InsurerError as error:
         if error.provider_code == "DEADLINE_EXCEEDED" and counters.previous_error is not None:
             # The deadline struck before anything was sent: report what the insurer last said.
@@ -288,26 +352,109 @@ def run_operation(
             attempts=attempts,
             stop_reason=counters.stop_reason or ("permanent" if error.error_class is ErrorClass.PERMANENT else ""),
             http_status=error.http_status,
+            outcome="unknown" if issuance is not None and counters.maybe_committed else "",
         )
     finally:
         recorder.flush()
 
 
-def _issue_safely(adapter: InsurerAdapter, data: Mapping[str, Any], reference: str, counters: _Counters) -> Policy:
+class _Issuance:
     """Issue at most once: after an ambiguous failure, look before sending again.
 
-    Two policies for one quote is the worst bug this product can have. The reference was
-    stored by the caller before the first try, so every send and every lookup carries it.
+    Two policies for one quote is the worst bug this product can have. The reference was stored
+    by the caller before the first try, so every send and every lookup carries it. A lookup is
+    not a retry (the budget never refuses one); a "not issued" answer is final only once the
+    insurer's settling time since the last send has passed, because that send may still be
+    running there; and a re-send at an insurer that does not deduplicate is a real retry, paid
+    for from the budget. Until the insurer says, the outcome is unknown, never "failed".
     """
-    if not reference:
-        raise ValueError("issuance needs a stable reference stored before the first try")
-    if counters.maybe_committed:
-        found = adapter.find_issued_policy(data, reference=reference)
-        if found is not None:
-            return found
-    try:
-        return adapter.issue_policy(data, reference=reference)
-    except InsurerError as error:
-        if error.ambiguous:
-            counters.maybe_committed = True
-        raise
+
+    def __init__(
+        self,
+        adapter: InsurerAdapter,
+        data: Mapping[str, Any],
+        reference: str,
+        policy: RetryPolicy,
+        budget: RetryBudget,
+        counters: _Counters,
+        on_send: Callable[[], None] | None,
+    ) -> None:
+        if not reference:
+            raise ValueError("issuance needs a stable reference stored before the first try")
+        self.adapter, self.data, self.reference = adapter, data, reference
+        self.policy, self.budget, self.counters, self.on_send = policy, budget, counters, on_send
+
+    def attempt(self) -> Policy:
+        counters = self.counters
+        if counters.maybe_committed:
+            found = self._look_up()
+            if found is not None:
+                return found
+            self._clear_resend()
+        if self.on_send is not None:
+            self.on_send()
+        counters.last_sent_at = time.monotonic()
+        was_ambiguous = counters.maybe_committed
+        try:
+            return self.adapter.issue_policy(self.data, reference=self.reference)
+        except InsurerError as error:
+            if error.ambiguous:
+                counters.maybe_committed = True
+            elif was_ambiguous and not _proves_nothing_issued(error):
+                # A deduplicating insurer's "no" to the re-send that was our question, but not
+                # one about the request itself: whether the first send took effect is still open.
+                raise _outcome_still_unknown(error) from error
+            else:
+                counters.maybe_committed = False
+            raise
+
+    def _look_up(self) -> Policy | None:
+        try:
+            return self.adapter.find_issued_policy(self.data, reference=self.reference)
+        except InsurerError as error:
+            if _proves_nothing_issued(error):
+                self.counters.maybe_committed = False
+                raise
+            raise _outcome_still_unknown(error) from error
+
+    def _clear_resend(self) -> None:
+        """The lookup found nothing: may we send again now? Raises when not (yet)."""
+        counters = self.counters
+        if counters.last_sent_at is not None:
+            settle_left = counters.last_sent_at + self.policy.settling_seconds - time.monotonic()
+            if settle_left > 0:
+                raise InsurerError(
+                    ErrorKind.TIMEOUT,
+                    provider_code=NOT_SETTLED,
+                    message=f"Şirket önceki isteği {settle_left:.0f} sn daha sonuçlandırabilir; sonra sorulacak.",
+                    wait=WaitHint(settle_left, "settling"),
+                    ambiguous=True,
+                )
+        if self.adapter.issuance_deduplicated:
+            return  # the re-send under the same reference is itself the question: not a retry
+        # A "not issued" that is final: nothing is at the insurer, and sending again is a retry.
+        counters.maybe_committed = False
+        if self.budget.try_spend(self.adapter.channel.context.insurer_code, self.policy.retry_budget_ratio):
+            counters.budget_spent = True
+            return
+        last = counters.last_error or InsurerError(ErrorKind.UNAVAILABLE, provider_code="RETRY_REFUSED")
+        raise _RetryRefused(last)
+
+
+def _proves_nothing_issued(error: InsurerError) -> bool:
+    return error.error_class is ErrorClass.PERMANENT and error.kind in FINAL_AFTER_AMBIGUITY and not error.ambiguous
+
+
+def _outcome_still_unknown(error: InsurerError) -> InsurerError:
+    """The same answer, as a retryable one: the next try asks again (a lookup, not a re-send)."""
+    if error.error_class is not ErrorClass.PERMANENT:
+        error.ambiguous = True
+        return error
+    return InsurerError(
+        ErrorKind.UNAVAILABLE,
+        provider_code=error.provider_code,
+        message=f"Poliçenin durumu henüz öğrenilemedi ({error.kind.value}): {error.message}"[:300],
+        http_status=error.http_status,
+        ambiguous=True,
+        raw_sample=error.raw_sample,
+    )

@@ -107,7 +107,7 @@ class OperationPolicy(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(3600.0)],
         help_text=(
             "Yalnız poliçeleştirme: şirketin bir isteği sonuçlandırması için tanınan süre. "
-            "Bu süre dolmadan \"poliçe yok\" yanıtı kesin sayılmaz ve tekrar gönderilmez. "
+            'Bu süre dolmadan "poliçe yok" yanıtı kesin sayılmaz ve tekrar gönderilmez. '
             "Boş bırakılırsa şirketin sözleşmedeki süresi geçerlidir."
         ),
     )

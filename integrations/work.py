@@ -4,9 +4,10 @@
     IN_FLIGHT -> SUBMITTED   the insurer answered
     IN_FLIGHT -> PENDING     retryable: attempts += 1, next_attempt_at (UTC) from the retry policy
     PENDING   -> QUEUED      when next_attempt_at arrives
-    PENDING   -> DEFERRED    attempt cap exceeded: a human decides
+    PENDING   -> DEFERRED    attempt cap exceeded, or in play too long: a human decides
     IN_FLIGHT -> FAILED      permanent only, with the reason
     IN_FLIGHT -> QUEUED      the worker died: its lease expired
+    IN_FLIGHT -> DEFERRED    its workers died too often (`reclaims`): a human decides
 
 FAILED and DEFERRED records keep their payload and error context and can be replayed.
 """
@@ -27,7 +28,9 @@ class WorkState(models.TextChoices):
 
 ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     WorkState.QUEUED: frozenset({WorkState.IN_FLIGHT}),
-    WorkState.IN_FLIGHT: frozenset({WorkState.SUBMITTED, WorkState.PENDING, WorkState.FAILED, WorkState.QUEUED}),
+    WorkState.IN_FLIGHT: frozenset(
+        {WorkState.SUBMITTED, WorkState.PENDING, WorkState.FAILED, WorkState.QUEUED, WorkState.DEFERRED}
+    ),
     WorkState.PENDING: frozenset({WorkState.QUEUED, WorkState.DEFERRED}),
     # Replay after a fix: a human sends dead letters back to the queue.
     WorkState.DEFERRED: frozenset({WorkState.QUEUED}),
@@ -41,6 +44,11 @@ class WorkItem(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     # Throttled attempts are not failures: they do not count against the attempt cap.
     throttled_attempts = models.PositiveIntegerField(default=0)
+    # Leases taken back from workers that died or hung: past a few, the record is DEFERRED.
+    reclaims = models.PositiveIntegerField(default=0)
+    # Since when it has been in play (set again by a replay): past a limit it is DEFERRED, so a
+    # record postponed by the budget or lost by workers can not cycle for ever.
+    in_play_since = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     payload = models.JSONField(default=dict)

@@ -94,6 +94,9 @@ class Issuance(WorkItem):
     reference = models.CharField(max_length=64, unique=True)
     # An earlier send may have reached the insurer: the next try must ask for the state first.
     maybe_sent = models.BooleanField(default=False)
+    # When the last send may have left (set just before it): a "not issued" lookup is final only
+    # once the insurer's settling time has passed since then.
+    last_sent_at = models.DateTimeField(null=True, blank=True)
     policy_no = models.CharField(max_length=64, blank=True)
 
     class Meta:

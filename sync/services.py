@@ -20,31 +20,27 @@ from functools import partial
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Count, F, Max, Min
+from django.db.models import Count, F, Max, Min, QuerySet
 from django.utils import timezone
 
 from integrations.engine import Outcome
-from integrations.models import InsurerAccount
 from integrations.operations import Operation
 from integrations.policies import RetryPolicy, policy_for
 from integrations.services.calls import endpoint_for_account, insurer_operation_run
 from integrations.services.work import (
-    BUDGET_SPENT_MESSAGE,
-    RETRY_BUDGET_WAIT_SECONDS,
-    retry_permit,
+    WorkKind,
     work_claim,
-    work_mark_failed,
-    work_mark_retry,
     work_mark_submitted,
-    work_postpone,
     work_promote_due,
     work_reclaim_expired,
     work_replay,
     work_requeue_orphans,
+    work_try,
 )
-from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError
+from integrations.taxonomy import ErrorKind, InsurerError
 from integrations.work import WorkItem, WorkState
 from quotes.models import Issuance, Policy
+from quotes.services.issuance import issuance_replay_prepare
 from sync.models import SyncItem, SyncRun
 
 logger = logging.getLogger(__name__)
@@ -64,6 +60,8 @@ PROCESS_TASKS: dict[type[WorkItem], str] = {
     SyncItem: "sync.tasks.sync_item_process",
     Issuance: "quotes.tasks.issuance_process",
 }
+# What a kind of record needs before a replay (an issuance: a new reference only after a definite "no").
+REPLAY_PREPARE: dict[type[WorkItem], Callable[[QuerySet], None]] = {Issuance: issuance_replay_prepare}
 
 
 # --- starting a run --------------------------------------------------------------------------
@@ -150,24 +148,7 @@ def _sync_item_try(item_id: int) -> str:
     if not work_claim(SyncItem, item_id, lease_seconds=_lease_seconds(policy)):
         return _state_of(item_id)
     item.refresh_from_db()
-    permit = retry_permit(item, insurer_code=account.insurer.code, policy=policy)
-    if permit == "denied":
-        # The insurer's retry budget is spent: background work waits, it never fails for it.
-        work_postpone(item, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE)
-        return WorkState.PENDING
-    try:
-        outcome = _ask_insurer(item, account, budget_spent=permit == "spent")
-    except Exception as exc:  # a fault on our side must not strand the item IN_FLIGHT
-        logger.exception("sync item %s: status check crashed", item_id)
-        error = InsurerError(
-            ErrorKind.UNCLASSIFIED, provider_code="PLATFORM_ERROR", message=f"{type(exc).__name__}: {exc}"[:300]
-        )
-    else:
-        if outcome.ok:
-            _store_status(item, outcome.result.status.value)
-            return WorkState.SUBMITTED
-        error = outcome.error
-    return _record_failure(item, error, policy)
+    return work_try(SYNC_WORK, item, insurer_code=account.insurer.code, policy=policy)
 
 
 def _lease_seconds(policy: RetryPolicy) -> float:
@@ -177,7 +158,8 @@ def _lease_seconds(policy: RetryPolicy) -> float:
     return min(policy.deadline, 4 * per_request) + LEASE_MARGIN_SECONDS
 
 
-def _ask_insurer(item: SyncItem, account: InsurerAccount, *, budget_spent: bool) -> Outcome:
+def _ask_insurer(item: SyncItem, permit: str) -> Outcome:
+    account = item.policy.account
     if not account.is_active:
         # Switched off after the run started: fail it visibly, so it can be replayed once fixed.
         error = InsurerError(
@@ -191,29 +173,20 @@ def _ask_insurer(item: SyncItem, account: InsurerAccount, *, budget_spent: bool)
         product=item.payload.get("product", ""),
         attempt_limit=1,
         attempt_offset=item.attempts,
-        budget_spent=budget_spent,
+        budget_spent=permit == "spent",
     )
 
 
 @transaction.atomic
-def _store_status(item: SyncItem, status: str) -> None:
+def _store_status(item: SyncItem, outcome: Outcome) -> None:
     policy = Policy.objects.select_for_update().get(pk=item.policy_id)
+    status = outcome.result.status.value
     if not work_mark_submitted(item, previous_status=policy.status, observed_status=status):
         return  # our lease was taken back and another worker owns the item now
     Policy.objects.filter(pk=policy.pk).update(status=status, last_synced_at=timezone.now())
 
 
-def _record_failure(item: SyncItem, error: InsurerError, policy: RetryPolicy) -> str:
-    if error.error_class is ErrorClass.PERMANENT:
-        work_mark_failed(item, error=error)
-        logger.warning("sync item %s FAILED: %s %s", item.pk, error.kind, error.provider_code)
-        return _state_of(item.pk)
-    # An unclassified answer is retried under the lower cap until somebody maps its code.
-    cap = policy.unknown_max_attempts if error.error_class is ErrorClass.UNKNOWN else policy.max_attempts
-    state = work_mark_retry(item, error=error, policy=policy, attempt_cap=cap)
-    if state == WorkState.DEFERRED:
-        logger.warning("sync item %s DEFERRED after %s tries: %s", item.pk, item.attempts + 1, error.provider_code)
-    return state or _state_of(item.pk)
+SYNC_WORK = WorkKind(model=SyncItem, call=_ask_insurer, on_success=_store_status)
 
 
 def _state_of(item_id: int) -> str:
@@ -414,6 +387,9 @@ def dead_letters_replay(
         dead = dead.filter(pk__in=list(ids))
     if kind is not None:
         dead = dead.filter(error_kind=ErrorKind(kind).value)
+    prepare = REPLAY_PREPARE.get(model)
+    if prepare is not None:
+        prepare(dead)
     replayed = work_replay(dead)
     if model is SyncItem and replayed:
         # Their runs are open again; the pump closes them, with fresh counts, when they end.

@@ -56,6 +56,7 @@ class AnkaAdapter(InsurerAdapter):
     name = "Anka Sigorta"
     credential_fields = ("api_key",)
     error_table = ERROR_TABLE
+    issuance_deduplicated = True
 
     def _call(
         self, method: str, path: str, *, json: Any = None, headers: dict[str, str] | None = None, name: str = "main"

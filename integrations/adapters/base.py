@@ -96,6 +96,10 @@ class InsurerAdapter(ABC):
     # What this insurer's contract says about itself that a retry policy must respect, per
     # operation (e.g. Boğaziçi's issuance settling time); admins may still override it.
     policy_defaults: ClassVar[Mapping[str, Mapping[str, float]]] = {}
+    # Does the insurer recognise our issuance reference and answer a repeat with the first
+    # send's outcome? Then re-sending under it is a lookup, not a retry. Assume not: an insurer
+    # that does not say so gets the settling wait and a budgeted re-send after a "not issued".
+    issuance_deduplicated: ClassVar[bool] = False
 
     def __init__(self, *, channel: Channel, credentials: Mapping[str, str]) -> None:
         missing = [f for f in self.credential_fields if not credentials.get(f)]
@@ -126,9 +130,10 @@ class InsurerAdapter(ABC):
     def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
         """Ask the insurer whether an earlier, unanswered issuance went through.
 
-        Called before any re-send after an ambiguous failure. The default answers "not known"
-        without a call, which is right only for insurers that deduplicate by our reference
-        (Anka's Idempotency-Key, Çınar's request_ref): re-sending is then itself the question.
+        Called before any re-send after an ambiguous failure; None means "not issued" (final
+        only after the policy's settling time). The default answers None without a call, which
+        is right only for insurers that deduplicate by our reference (Anka's Idempotency-Key,
+        Çınar's request_ref): re-sending is then itself the question.
         """
         return None
 

@@ -222,6 +222,8 @@ class BogaziciAdapter(InsurerAdapter):
     # The contract: the backend finishes or abandons every Policelestir within 30 s of receiving
     # it, so a BS-404 from TeklifPoliceSorgu is final only for a send older than that.
     policy_defaults = {"issue_policy": {"settling_seconds": 30.0}}
+    # Every successful Policelestir is a new policy, even for a quote that already has one.
+    issuance_deduplicated = False
 
     def _exchange(
         self,

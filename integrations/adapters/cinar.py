@@ -256,6 +256,7 @@ class CinarAdapter(InsurerAdapter):
     name = "Çınar Sigorta"
     credential_fields = ("client_id", "client_secret")
     error_table = ERROR_TABLE
+    issuance_deduplicated = True
 
     @property
     def _token_key(self) -> tuple[str, str]:

@@ -34,7 +34,7 @@ from integrations.adapters.registry import register
 from integrations.channel import Call, Channel, Reply
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
 from integrations.results import Address, Policy, PolicyStatus, Quote
-from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, Refusal, WaitHint
+from integrations.taxonomy import ErrorKind, InsurerError, Refusal, WaitHint
 from integrations.waits import parse_reset_epoch
 
 ERROR_TABLE: dict[str, ErrorKind] = {
@@ -91,6 +91,7 @@ class DenizAdapter(InsurerAdapter):
     name = "Deniz Sigorta"
     credential_fields = ("username", "password")
     error_table = ERROR_TABLE
+    issuance_deduplicated = True
 
     def __init__(self, *, channel: Channel, credentials: Mapping[str, str]) -> None:
         super().__init__(channel=channel, credentials=credentials)
@@ -237,9 +238,11 @@ class DenizAdapter(InsurerAdapter):
     def _await(self, state: _RequestState) -> Policy:
         """Poll a request Deniz accepted until it is ISSUED (REJECTED is raised while reading).
 
-        A poll that fails (throttled, reset, 5xx) changes nothing: the request exists, so we keep
-        asking, waiting at least what Deniz signalled. When no time is left for another poll, the
-        last failure ends the attempt marked ambiguous, so the next attempt looks before sending.
+        Only `REJECTED` means no policy. Any other failed poll changes nothing: the request
+        stands (polls are served by another cluster and lag the POST by a few seconds: a 404, a
+        503 or a reset right after a 202 is not an answer), so we keep asking, waiting at least
+        what Deniz signalled. When no time is left for another poll, the attempt ends with the
+        outcome unknown, so the next attempt looks the request up instead of sending it again.
         """
         call = self._call("GET", f"/policy-requests/{path_part(state.request_id)}", name="poll")
         interval = POLL_FIRST_INTERVAL
@@ -250,12 +253,11 @@ class DenizAdapter(InsurerAdapter):
             try:
                 state = self.channel.exchange(call, partial(self._read_poll, interval=interval))
             except InsurerError as error:
-                if error.error_class is ErrorClass.PERMANENT:
+                if error.provider_code == REJECTED:
                     raise
                 pause = self._next_pause(interval, error.wait)
                 if pause is None:
-                    error.ambiguous = True
-                    raise
+                    raise _still_processing(state.request_id, error) from error
             else:
                 # The read already found time for another poll; a few ms since then cost nothing.
                 pause = self._next_pause(interval) or 0.0
@@ -322,6 +324,18 @@ def _request_state(body: Any) -> _RequestState:
         status=status,
         policy_no=text(body.get("policy_no") or ""),
         reason=str(body.get("reason") or ""),
+    )
+
+
+def _still_processing(request_id: str, last: InsurerError) -> InsurerError:
+    """The request stands but no poll told its end in time: ambiguous, never a "no"."""
+    return InsurerError(
+        ErrorKind.UNAVAILABLE,
+        provider_code="STILL_PROCESSING",
+        message=f"Poliçe talebi {request_id} sonuçlanmadı; son yoklama: {last.provider_code}",
+        http_status=last.http_status,
+        ambiguous=True,
+        raw_sample=last.raw_sample,
     )
 
 

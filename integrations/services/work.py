@@ -12,23 +12,36 @@ lease has been taken back, another worker owns the record and the late one's ans
 
 from __future__ import annotations
 
+import logging
 import random
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from integrations.engine import next_wait
+from integrations.engine import Outcome, is_wait_not_failure, next_wait
 from integrations.policies import RetryPolicy
-from integrations.taxonomy import InsurerError
+from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError
 from integrations.work import WorkItem, WorkState
+
+logger = logging.getLogger(__name__)
 
 MAX_RAW_ANSWER = 4000
 # How long a durable retry waits when the insurer's retry budget is spent, and what it says meanwhile.
 RETRY_BUDGET_WAIT_SECONDS = 5.0
 BUDGET_SPENT_MESSAGE = "Yeniden deneme bütçesi dolu; bekleniyor."
+
+
+# Caps over time: a record whose workers died this often, or that has been in play this long
+# (postponed by the budget, reclaimed, retried), goes DEFERRED for a person instead of cycling.
+WORK_MAX_RECLAIMS = getattr(settings, "WORK_MAX_RECLAIMS", 5)
+WORK_MAX_IN_PLAY_HOURS = getattr(settings, "WORK_MAX_IN_PLAY_HOURS", 24.0)
 
 
 # A QUEUED record that has not moved for this long while the broker's queue is empty has lost its
@@ -54,9 +67,14 @@ def _held(item: WorkItem) -> dict[str, object]:
 
 def work_claim(model: type[WorkItem], pk: int, *, lease_seconds: float) -> bool:
     """QUEUED -> IN_FLIGHT for exactly one worker, with a lease that outlives the call."""
+    from django.db.models.functions import Coalesce
+
     return bool(
         model.objects.filter(pk=pk, state=WorkState.QUEUED).update(
-            state=WorkState.IN_FLIGHT, lease_expires_at=_db_in(lease_seconds), updated_at=_now()
+            state=WorkState.IN_FLIGHT,
+            lease_expires_at=_db_in(lease_seconds),
+            updated_at=_now(),
+            in_play_since=Coalesce(F("in_play_since"), F("created_at")),
         )
     )
 
@@ -120,7 +138,8 @@ def work_mark_retry(
     now = timezone.now()
     attempts = item.attempts + 1
     wait = next_wait(policy, failures=attempts, error=error, rng=rng)
-    throttled = item.throttled_attempts + (1 if error.is_throttle else 0)
+    # Throttles and settling waits are counted apart: they are not failures.
+    throttled = item.throttled_attempts + (1 if is_wait_not_failure(error) else 0)
     failures = attempts - throttled
     with transaction.atomic():
         moved = (
@@ -138,7 +157,7 @@ def work_mark_retry(
         )
         if not moved:
             return None
-        if failures >= attempt_cap or throttled >= 4 * attempt_cap:
+        if failures >= attempt_cap or throttled >= 4 * attempt_cap or _in_play_too_long(item):
             type(item).objects.filter(pk=item.pk, state=WorkState.PENDING).update(
                 state=WorkState.DEFERRED, next_attempt_at=None, finished_at=now
             )
@@ -146,10 +165,28 @@ def work_mark_retry(
     return WorkState.PENDING
 
 
-def work_postpone(item: WorkItem, *, seconds: float, reason: str) -> bool:
-    """IN_FLIGHT -> PENDING without using up a try: the retry budget said "not now"."""
+def work_postpone(item: WorkItem, *, seconds: float, reason: str) -> WorkState | None:
+    """IN_FLIGHT -> PENDING without using up a try: the retry budget said "not now".
+
+    Not counted as a try, so only the cap over time ends a record postponed again and again
+    (-> DEFERRED). Returns the state reached, or None when the record was no longer ours.
+    """
     now = timezone.now()
-    return bool(
+    if _in_play_too_long(item):
+        moved = (
+            type(item)
+            .objects.filter(**_held(item))
+            .update(
+                state=WorkState.DEFERRED,
+                next_attempt_at=None,
+                lease_expires_at=None,
+                finished_at=now,
+                updated_at=now,
+                error_message=f"{reason} {WORK_MAX_IN_PLAY_HOURS:g} saattir sonuçlanmadı."[:500],
+            )
+        )
+        return WorkState.DEFERRED if moved else None
+    moved = (
         type(item)
         .objects.filter(**_held(item))
         .update(
@@ -160,13 +197,20 @@ def work_postpone(item: WorkItem, *, seconds: float, reason: str) -> bool:
             error_message=reason[:500],
         )
     )
+    return WorkState.PENDING if moved else None
 
 
-def retry_permit(item: WorkItem, *, insurer_code: str, policy: RetryPolicy) -> str:
-    """May this durable record's next try go? "free" (a first try, or after a throttle: not a
-    retry the budget counts), "spent" (a retry paid from the insurer's budget; refunded if it
-    succeeds) or "denied" (the budget is spent: wait)."""
-    if item.attempts == 0 or item.error_kind == "throttled":
+def _in_play_too_long(item: WorkItem) -> bool:
+    since = item.in_play_since or item.created_at
+    return since is not None and timezone.now() - since > timedelta(hours=WORK_MAX_IN_PLAY_HOURS)
+
+
+def retry_permit(item: WorkItem, *, insurer_code: str, policy: RetryPolicy, looks_first: bool = False) -> str:
+    """May this durable record's next try go? "free" (a first try; after a throttle or a
+    settling wait; or a try that starts by asking the insurer, `looks_first`: a lookup is not a
+    retry), "spent" (a retry paid from the insurer's budget; refunded if it succeeds) or
+    "denied" (the budget is spent: wait)."""
+    if item.attempts == 0 or looks_first or item.error_kind == "throttled" or item.provider_code == "NOT_SETTLED":
         return "free"
     from integrations.pacing import SharedRetryBudget
 
@@ -208,9 +252,17 @@ def work_reclaim_expired(model: type[WorkItem], *, limit: int = 500) -> list[int
     )
     reclaimed = []
     for pk in expired:
-        if model.objects.filter(pk=pk, state=WorkState.IN_FLIGHT, lease_expires_at__lt=_now()).update(
-            state=WorkState.QUEUED, lease_expires_at=None, updated_at=now
+        lost = model.objects.filter(pk=pk, state=WorkState.IN_FLIGHT, lease_expires_at__lt=_now())
+        if lost.filter(reclaims__gte=WORK_MAX_RECLAIMS - 1).update(
+            state=WorkState.DEFERRED,
+            reclaims=F("reclaims") + 1,
+            lease_expires_at=None,
+            finished_at=now,
+            updated_at=now,
+            error_message=f"İşleyen süreç {WORK_MAX_RECLAIMS} kez yanıt vermeden kayboldu; bir kişi bakmalı.",
         ):
+            logger.error("%s %s DEFERRED: its workers were lost %s times", model.__name__, pk, WORK_MAX_RECLAIMS)
+        elif lost.update(state=WorkState.QUEUED, reclaims=F("reclaims") + 1, lease_expires_at=None, updated_at=now):
             reclaimed.append(pk)
     return reclaimed
 
@@ -259,6 +311,8 @@ def work_replay(queryset: models.QuerySet) -> list[int]:
                     state=WorkState.QUEUED,
                     attempts=0,
                     throttled_attempts=0,
+                    reclaims=0,
+                    in_play_since=now,
                     next_attempt_at=None,
                     finished_at=None,
                     updated_at=now,
@@ -268,3 +322,71 @@ def work_replay(queryset: models.QuerySet) -> list[int]:
         if moved:
             replayed.append(pk)
     return replayed
+
+
+# --- the one try loop ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkKind:
+    """What one kind of durable work does on a try; `work_try` is the loop every kind shares.
+
+    `call` makes exactly one insurer try (`attempt_limit=1`: the record is the retry layer) and
+    `on_success` stores its result under the record's lease. `looks_first` says the next try
+    starts by asking the insurer (an issuance that may have been sent), which is not a retry.
+    `note` turns an error into what a person reads on a record that waits or is DEFERRED.
+    """
+
+    model: type[WorkItem]
+    call: Callable[[Any, str], Outcome]
+    on_success: Callable[[Any, Outcome], None]
+    looks_first: Callable[[Any], bool] = lambda item: False
+    note: Callable[[Any, InsurerError, Outcome | None], str] | None = None
+
+
+def work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: RetryPolicy) -> WorkState:
+    """One try of a record this worker has claimed; returns the state it was left in.
+
+    Nothing that goes wrong on our side (a credential that no longer decrypts, a database error
+    while storing the answer) may strand the record IN_FLIGHT to be reclaimed for ever: it is
+    an unclassified failure like any other, retried under the unknown cap, then DEFERRED.
+    """
+    permit = retry_permit(item, insurer_code=insurer_code, policy=policy, looks_first=kind.looks_first(item))
+    if permit == "denied":
+        # Background work never fails for the budget: it waits.
+        return work_postpone(item, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE) or _state(item)
+    outcome: Outcome | None = None
+    try:
+        outcome = kind.call(item, permit)
+        if outcome.ok:
+            kind.on_success(item, outcome)
+            return _state(item)
+        error = outcome.error
+    except Exception as exc:
+        logger.exception("%s %s: a try crashed on our side", kind.model.__name__, item.pk)
+        error = InsurerError(
+            ErrorKind.UNCLASSIFIED,
+            provider_code="PLATFORM_ERROR",
+            message=f"{type(exc).__name__}: {exc}"[:300],
+            ambiguous=True,
+        )
+    if outcome is not None and outcome.retry_refused:
+        return work_postpone(item, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE) or _state(item)
+    if error.error_class is ErrorClass.PERMANENT:
+        work_mark_failed(item, error=error)
+        logger.warning("%s %s FAILED: %s %s", kind.model.__name__, item.pk, error.kind, error.provider_code)
+        return _state(item)
+    if kind.note is not None:
+        error.message = kind.note(item, error, outcome)
+    # An unclassified answer is retried under the lower cap until somebody maps its code.
+    cap = policy.unknown_max_attempts if error.error_class is ErrorClass.UNKNOWN else policy.max_attempts
+    state = work_mark_retry(item, error=error, policy=policy, attempt_cap=cap)
+    if state == WorkState.DEFERRED:
+        logger.warning(
+            "%s %s DEFERRED after %s tries: %s", kind.model.__name__, item.pk, item.attempts + 1, error.provider_code
+        )
+    return state or _state(item)
+
+
+def _state(item: WorkItem) -> WorkState:
+    return WorkState(type(item).objects.values_list("state", flat=True).get(pk=item.pk))

@@ -12,29 +12,26 @@ import logging
 import time
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from integrations.engine import Outcome
 from integrations.policies import policy_for
 from integrations.services.calls import endpoint_for_account, insurer_operation_run, new_reference
 from integrations.services.work import (
-    BUDGET_SPENT_MESSAGE,
-    RETRY_BUDGET_WAIT_SECONDS,
-    retry_permit,
+    WorkKind,
     work_claim,
-    work_mark_failed,
-    work_mark_retry,
     work_mark_submitted,
-    work_postpone,
     work_promote_due,
     work_promote_one,
     work_reclaim_expired,
-    work_replay,
     work_requeue_orphans,
+    work_try,
 )
-from integrations.taxonomy import ErrorClass
+from integrations.taxonomy import InsurerError
 from integrations.work import WorkState
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services.quote_requests import agency_of
@@ -45,6 +42,10 @@ logger = logging.getLogger(__name__)
 INLINE_RETRY_MAX_WAIT = 10.0
 # Margin on top of the issuance deadline before a silent worker's lease is taken back.
 LEASE_MARGIN_SECONDS = 30.0
+# A task stops taking tries inline this long before django-q2's timeout would kill it.
+TASK_TIMEOUT_MARGIN_SECONDS = 10.0
+# What the agent and the admin read while an earlier send may have taken effect at the insurer.
+UNKNOWN_OUTCOME_MESSAGE = "Sonuç bilinmiyor, sigorta şirketine soruluyor."
 
 
 class IssuanceRefused(Exception):
@@ -95,57 +96,78 @@ def _enqueue(issuance_id: int) -> None:
 
 
 def issuance_process(issuance_id: int) -> str:
-    """Take the record through as many tries as are due now; returns the state it was left in."""
+    """Take the record through as many tries as are due now; returns the state it was left in.
+
+    Short waits are kept inline, but never so many that the task could outlive django-q2's
+    timeout (the cluster would kill it mid-call): past that, the pump takes the record back.
+    """
     issuance = Issuance.objects.select_related("insurer_quote__account__insurer").get(pk=issuance_id)
     account = issuance.insurer_quote.account
     policy = policy_for(account.insurer.code, "issue_policy")
     lease = policy.deadline + LEASE_MARGIN_SECONDS
+    task_ends = time.monotonic() + settings.Q_CLUSTER["timeout"] - TASK_TIMEOUT_MARGIN_SECONDS
     while True:
         if not work_claim(Issuance, issuance_id, lease_seconds=lease):
             return Issuance.objects.get(pk=issuance_id).state
         issuance.refresh_from_db()
-        state, wait = _one_try(issuance, account, policy)
-        if state != WorkState.PENDING or wait > INLINE_RETRY_MAX_WAIT:
+        state = work_try(ISSUANCE_WORK, issuance, insurer_code=account.insurer.code, policy=policy)
+        if state != WorkState.PENDING:
             return state
-        time.sleep(max(wait, 0.0) + 0.01)
+        due = Issuance.objects.values_list("next_attempt_at", flat=True).get(pk=issuance_id)
+        wait = max((due - timezone.now()).total_seconds(), 0.0) if due else 0.0
+        if wait > INLINE_RETRY_MAX_WAIT or time.monotonic() + wait + policy.deadline > task_ends:
+            return state
+        time.sleep(wait + 0.01)
         if not work_promote_one(Issuance, issuance_id):
             return Issuance.objects.get(pk=issuance_id).state
 
 
-def _one_try(issuance: Issuance, account: Any, policy: Any) -> tuple[str, float]:
-    permit = retry_permit(issuance, insurer_code=account.insurer.code, policy=policy)
-    if permit == "denied":
-        # The insurer's retry budget is spent: wait (background work never fails for it).
-        work_postpone(issuance, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE)
-        return WorkState.PENDING, RETRY_BUDGET_WAIT_SECONDS
-    resume = issuance.maybe_sent
-    if not resume:
-        # Written before sending: if this worker dies mid-call, the next try looks first.
-        Issuance.objects.filter(pk=issuance.pk).update(maybe_sent=True)
-    outcome = insurer_operation_run(
-        endpoint=endpoint_for_account(account),
+def _issuance_call(issuance: Issuance, permit: str) -> Outcome:
+    account = issuance.insurer_quote.account
+    endpoint = endpoint_for_account(account)  # may raise (a credential that no longer decrypts)
+
+    def before_send() -> None:
+        # Written before anything leaves: if this worker dies mid-call, the next try looks first,
+        # and knows how long ago the insurer may have started on it.
+        Issuance.objects.filter(pk=issuance.pk).update(maybe_sent=True, last_sent_at=timezone.now())
+
+    last_sent_ago = None
+    if issuance.maybe_sent and issuance.last_sent_at is not None:
+        last_sent_ago = max((timezone.now() - issuance.last_sent_at).total_seconds(), 0.0)
+    return insurer_operation_run(
+        endpoint=endpoint,
         operation="issue_policy",
         data=issuance.payload,
         product=issuance.quote_request.product,
         reference=issuance.reference,
-        resume_issuance=resume,
+        resume_issuance=issuance.maybe_sent,
+        last_sent_ago=last_sent_ago,
+        on_send=before_send,
         attempt_limit=1,
         attempt_offset=issuance.attempts,
         budget_spent=permit == "spent",
     )
-    if outcome.ok:
-        _store_policy(issuance, account, outcome.result.policy_no, outcome.result.status.value)
-        return WorkState.SUBMITTED, 0.0
-    error = outcome.error
-    if error.error_class is ErrorClass.PERMANENT:
-        work_mark_failed(issuance, error=error)
-        return WorkState.FAILED, 0.0
-    state = work_mark_retry(issuance, error=error, policy=policy, attempt_cap=policy.max_attempts)
-    if state is None:
-        return Issuance.objects.get(pk=issuance.pk).state, 0.0
-    due = Issuance.objects.values_list("next_attempt_at", flat=True).get(pk=issuance.pk)
-    wait = (due - timezone.now()).total_seconds() if due else 0.0
-    return state, wait
+
+
+def _issuance_stored(issuance: Issuance, outcome: Outcome) -> None:
+    _store_policy(issuance, issuance.insurer_quote.account, outcome.result.policy_no, outcome.result.status.value)
+
+
+def _issuance_note(issuance: Issuance, error: InsurerError, outcome: Outcome | None) -> str:
+    """What a person reads while the outcome is open: never "failed" when a policy may exist."""
+    maybe_sent = Issuance.objects.values_list("maybe_sent", flat=True).get(pk=issuance.pk)
+    if maybe_sent and (outcome is None or outcome.outcome == "unknown" or error.ambiguous):
+        return f"{UNKNOWN_OUTCOME_MESSAGE} ({error.provider_code}: {error.message})"[:300]
+    return error.message
+
+
+ISSUANCE_WORK = WorkKind(
+    model=Issuance,
+    call=_issuance_call,
+    on_success=_issuance_stored,
+    looks_first=lambda issuance: issuance.maybe_sent,
+    note=_issuance_note,
+)
 
 
 @transaction.atomic
@@ -169,21 +191,18 @@ def _store_policy(issuance: Issuance, account: Any, policy_no: str, status: str)
     )
 
 
-def issuance_replay(queryset: QuerySet[Issuance]) -> list[int]:
-    """Send dead issuances back to the queue, oldest first, after a fix.
+def issuance_replay_prepare(queryset: QuerySet[Issuance]) -> None:
+    """Before dead issuances go back to the queue (the one replay path: `dead_letters_replay`).
 
     A FAILED issuance was refused for good by the insurer under its reference, which now names
-    that refusal there (Deniz and Anka would answer with it again): it gets a new reference.
-    A DEFERRED one may have reached the insurer, so it keeps its reference and, since
-    `maybe_sent` stays set, its next try asks the insurer before sending.
+    that refusal there (Deniz and Anka would answer with it again): it gets a new reference and
+    starts clean. A DEFERRED one may have reached the insurer, so it keeps its reference and
+    `maybe_sent`: its next try asks the insurer under the old reference before anything is sent.
     """
-    failed = list(queryset.filter(state=WorkState.FAILED).values_list("pk", flat=True))
-    for pk in failed:
-        Issuance.objects.filter(pk=pk, state=WorkState.FAILED).update(reference=new_reference("IH"), maybe_sent=False)
-    replayed = work_replay(queryset)
-    for issuance_id in replayed:
-        _enqueue(issuance_id)
-    return replayed
+    for pk in queryset.filter(state=WorkState.FAILED).values_list("pk", flat=True):
+        Issuance.objects.filter(pk=pk, state=WorkState.FAILED).update(
+            reference=new_reference("IH"), maybe_sent=False, last_sent_at=None
+        )
 
 
 def issuance_pump() -> list[int]:

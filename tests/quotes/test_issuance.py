@@ -14,6 +14,7 @@ from integrations.services.work import work_reclaim_expired
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
+from sync.services import dead_letters_replay
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -144,7 +145,7 @@ def test_permanent_refusal_fails_with_context_and_can_be_replayed(agents, sandbo
     issuance.refresh_from_db()
     assert issuance.error_class == "permanent" and issuance.provider_code
     assert issuance.payload["quote_no"] == issuance.insurer_quote.quote_no
-    assert svc.issuance_replay(Issuance.objects.filter(pk=issuance.pk)) == [issuance.pk]
+    assert dead_letters_replay(ids=[issuance.pk], model=Issuance) == [issuance.pk]
     replayed = Issuance.objects.get(pk=issuance.pk)
     assert replayed.reference != issuance.reference  # the insurer's answer to the old one is final
     assert svc.issuance_process(issuance.pk) == "SUBMITTED"
@@ -160,7 +161,7 @@ def test_deferred_issuance_is_replayed_with_its_reference(agents, sandbox, quick
         ]
     )
     assert svc.issuance_process(issuance.pk) == "DEFERRED"
-    assert svc.issuance_replay(Issuance.objects.filter(pk=issuance.pk)) == [issuance.pk]
+    assert dead_letters_replay(ids=[issuance.pk], model=Issuance) == [issuance.pk]
     assert Issuance.objects.get(pk=issuance.pk).reference == issuance.reference
     assert svc.issuance_process(issuance.pk) == "SUBMITTED"
     quote_no = issuance.insurer_quote.quote_no

@@ -41,12 +41,20 @@ def run(endpoint_for: Callable, recording_sleep: Any) -> Callable[..., Outcome]:
 
 @pytest.fixture
 def fast_issuance(db: None) -> Iterator[None]:
-    """A short attempt timeout for issue_policy, so a hanging answer turns into a timeout quickly."""
+    """A short attempt timeout and settling time for issue_policy, so the tests run in seconds."""
     insurer, _ = Insurer.objects.get_or_create(code=CODE, defaults={"name": "Boğaziçi Sigorta", "base_url": "http://x"})
     OperationPolicy.objects.update_or_create(
         insurer=insurer,
         operation="issue_policy",
-        defaults={"max_attempts": 5, "base_delay": 0.1, "max_delay": 0.5, "deadline": 20.0, "attempt_timeout": 1.0},
+        defaults={
+            "max_attempts": 5,
+            "base_delay": 0.1,
+            "max_delay": 0.5,
+            "deadline": 20.0,
+            "attempt_timeout": 1.0,
+            # The contract says 30 s; a second keeps the tests quick and still shows the wait.
+            "settling_seconds": 1.0,
+        },
     )
     clear_policy_cache()
     yield
@@ -338,8 +346,9 @@ def test_calls_received_equal_attempts_recorded(
     assert policy.ok, policy.to_json()
     assert run("policy_status", {"policy_no": policy.result.policy_no}).ok
     counts = bogazici.state.counts()
-    assert counts["total_received"] == Attempt.objects.count() == 8
-    assert counts["received"]["issue_lookup"] == Attempt.objects.filter(call="lookup").count() == 1
+    # The 502 left the outcome open: one lookup at once (BS-404), one after the settling time.
+    assert counts["total_received"] == Attempt.objects.count() == 9
+    assert counts["received"]["issue_lookup"] == Attempt.objects.filter(call="lookup").count() == 2
 
 
 # --- issuance: Boğaziçi does not deduplicate -------------------------------------------------------------
@@ -376,22 +385,26 @@ def test_bs902_after_the_policy_was_created_yields_exactly_one_policy(
 
 
 def test_bs902_is_looked_up_before_resending(run: Callable[..., Outcome], bogazici: Any, fast_issuance: None) -> None:
-    """After BS-902 the lookup (BS-404: never issued) comes before the one re-send."""
+    """After BS-902 the lookup comes before the one re-send, and its BS-404 ("never issued") is
+    final only once the settling time since the send has passed: it is asked again then."""
     quote_no = _quote_no(run)
     bogazici.state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "BS-902"}])
     outcome = _issue(run, quote_no)
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
-    assert counts["received"]["issue_lookup"] == 1
+    assert counts["received"]["issue_lookup"] == 2
     assert counts["received"]["issue_policy"] == 2
     assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
-    rows = Attempt.objects.filter(operation="issue_policy").order_by("started_at", "id")
+    rows = list(Attempt.objects.filter(operation="issue_policy").order_by("started_at", "id"))
     assert [(row.call, row.provider_code, row.ok) for row in rows] == [
         ("main", "BS-902", False),
+        ("lookup", "", True),
         ("lookup", "", True),
         ("main", "", True),
     ]
     assert rows[0].ambiguous
+    # The re-send left no earlier than the settling time (1 s here) after the first send.
+    assert (rows[3].started_at - rows[0].started_at).total_seconds() >= 1.0
 
 
 @pytest.mark.parametrize(
@@ -413,7 +426,10 @@ def test_failed_issuance_is_ambiguous_and_looked_up(
     outcome = _issue(run, quote_no)
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
-    assert counts["received"]["issue_lookup"] == 1
+    # Found at once when the failed send had issued it (the truncated answer); otherwise BS-404,
+    # asked again once the settling time has passed, and only then the one re-send.
+    resent = counts["received"]["issue_policy"] == 2
+    assert counts["received"]["issue_lookup"] == (2 if resent else 1)
     assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
     assert Attempt.objects.get(operation="issue_policy", call="main", ok=False).ambiguous
 
