@@ -134,7 +134,7 @@ class World:
         """Sandbox insurers back to their start (faults, buckets, counts), the platform's shared
         rate and budget state and caches cleared: every scenario starts from the same place."""
         from integrations.adapters.cinar import clear_token_cache
-        from integrations.models import RetryBudgetBucket, SendRateState
+        from integrations.models import RetryBudgetBucket, RetryBudgetState, SendRateState
         from integrations.policies import clear_policy_cache
 
         for code, server in self.servers.items():
@@ -142,6 +142,7 @@ class World:
             server.state.configure(known_policies_only=False, **(config or {}), **(per_insurer or {}).get(code, {}))
         SendRateState.objects.all().delete()
         RetryBudgetBucket.objects.all().delete()
+        RetryBudgetState.objects.all().delete()
         clear_token_cache()
         clear_policy_cache()
         _reset_shared_state()

@@ -418,17 +418,18 @@ def wait_all_final(*, timeout: float, what: str = "work records", poll: float = 
 def budget_bound(*, first_attempts: int, ratio: float, seconds: float, throttled: int, reclaimed: int = 0) -> int:
     """The most calls of one operation an insurer may see for `first_attempts` records.
 
-    Every record's first try is one call. Retries are capped by the retry budget: in any
-    BUDGET_WINDOW_SECONDS window, retries < ratio x first successes + BUDGET_MIN_RETRIES; cutting
-    the run into ceil(seconds / window) + 1 windows bounds them all by
-    ratio x first_attempts + BUDGET_MIN_RETRIES x (ceil(seconds / window) + 1). Throttled answers
-    do not spend budget (the insurer paces them with its own signal), so they are added as seen;
-    so is one extra call per record whose worker was killed mid-call (its lease brought it back).
+    Every record's first try is one call. Retries are capped by the retry budget, a token bucket
+    per insurer: the wasted ones by its full reserve plus what it refills over the run plus
+    `ratio` per successful first attempt; `ratio` x first_attempts also covers the retries that
+    succeed (given back to the budget) at the suites' fault rates, well under `ratio`. Throttled
+    answers do not spend budget (the insurer paces them with its own signal), so they are added
+    as seen; so is one extra call per record whose worker was killed mid-call (its lease
+    brought it back).
     """
-    from integrations.ratecontrol import BUDGET_MIN_RETRIES, BUDGET_WINDOW_SECONDS
+    from integrations.ratecontrol import RETRY_BUDGET_REFILL_PER_SECOND, RETRY_BUDGET_RESERVE
 
-    windows = math.ceil(seconds / BUDGET_WINDOW_SECONDS) + 1
-    return math.floor(first_attempts * (1 + ratio)) + BUDGET_MIN_RETRIES * windows + throttled + reclaimed
+    refill = math.ceil(RETRY_BUDGET_REFILL_PER_SECOND * seconds)
+    return math.floor(first_attempts * (1 + ratio)) + int(RETRY_BUDGET_RESERVE) + refill + throttled + reclaimed
 
 
 SKEWED_CLOCK_DIR = Path(__file__).resolve().parent / "skewed_clock"
