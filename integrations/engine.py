@@ -37,7 +37,7 @@ class RetryBudget(Protocol):
 
     def record_first_attempt(self, insurer_code: str, *, ok: bool, ratio: float) -> None: ...
 
-    def try_spend(self, insurer_code: str, ratio: float) -> bool: ...
+    def try_spend(self, insurer_code: str) -> bool: ...
 
     def refund(self, insurer_code: str) -> None:
         """A retry that succeeded gives its unit back: the budget caps wasted calls, so once the
@@ -56,7 +56,7 @@ class UnlimitedBudget:
     def record_first_attempt(self, insurer_code: str, *, ok: bool, ratio: float = 0.2) -> None:
         return None
 
-    def try_spend(self, insurer_code: str, ratio: float) -> bool:
+    def try_spend(self, insurer_code: str) -> bool:
         return True
 
     def refund(self, insurer_code: str) -> None:
@@ -295,7 +295,7 @@ def run_operation(
         # A throttle retry is paced by the insurer itself, and a lookup is not a retry: only a
         # failure retry that sends again spends budget (an issuance pays when it re-sends).
         if not reason and not is_wait_not_failure(error) and not (issuance and counters.maybe_committed):
-            if budget.try_spend(ctx.insurer_code, policy.retry_budget_ratio):
+            if budget.try_spend(ctx.insurer_code):
                 counters.budget_spent = True
             else:
                 reason = "retry-budget"
@@ -434,7 +434,7 @@ class _Issuance:
             return  # the re-send under the same reference is itself the question: not a retry
         # A "not issued" that is final: nothing is at the insurer, and sending again is a retry.
         counters.maybe_committed = False
-        if self.budget.try_spend(self.adapter.channel.context.insurer_code, self.policy.retry_budget_ratio):
+        if self.budget.try_spend(self.adapter.channel.context.insurer_code):
             counters.budget_spent = True
             return
         last = counters.last_error or InsurerError(ErrorKind.UNAVAILABLE, provider_code="RETRY_REFUSED")

@@ -66,7 +66,7 @@ class SharedRetryBudget:
         """`ratio` is the operation policy's `retry_budget_ratio`: what a success deposits."""
         self.state.budget_record_first(insurer_code, ok=ok, ratio=ratio)
 
-    def try_spend(self, insurer_code: str, ratio: float = 0.2) -> bool:
+    def try_spend(self, insurer_code: str) -> bool:
         """A retry costs one token whatever the operation; `ratio` only shapes the deposits."""
         return self.state.budget_try_spend(insurer_code)
 

@@ -205,7 +205,7 @@ def _in_play_too_long(item: WorkItem) -> bool:
     return since is not None and timezone.now() - since > timedelta(hours=WORK_MAX_IN_PLAY_HOURS)
 
 
-def retry_permit(item: WorkItem, *, insurer_code: str, policy: RetryPolicy, looks_first: bool = False) -> str:
+def retry_permit(item: WorkItem, *, insurer_code: str, looks_first: bool = False) -> str:
     """May this durable record's next try go? "free" (a first try; after a throttle or a
     settling wait; or a try that starts by asking the insurer, `looks_first`: a lookup is not a
     retry), "spent" (a retry paid from the insurer's budget; refunded if it succeeds) or
@@ -214,7 +214,7 @@ def retry_permit(item: WorkItem, *, insurer_code: str, policy: RetryPolicy, look
         return "free"
     from integrations.pacing import SharedRetryBudget
 
-    return "spent" if SharedRetryBudget().try_spend(insurer_code, policy.retry_budget_ratio) else "denied"
+    return "spent" if SharedRetryBudget().try_spend(insurer_code) else "denied"
 
 
 def work_promote_due(model: type[WorkItem], *, limit: int = 500) -> list[int]:
@@ -351,7 +351,7 @@ def work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: Retry
     while storing the answer) may strand the record IN_FLIGHT to be reclaimed for ever: it is
     an unclassified failure like any other, retried under the unknown cap, then DEFERRED.
     """
-    permit = retry_permit(item, insurer_code=insurer_code, policy=policy, looks_first=kind.looks_first(item))
+    permit = retry_permit(item, insurer_code=insurer_code, looks_first=kind.looks_first(item))
     if permit == "denied":
         # Background work never fails for the budget: it waits.
         return work_postpone(item, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE) or _state(item)

@@ -114,10 +114,10 @@ def test_throttled_window_lowers_the_shared_rate(state):
 def test_a_full_budget_allows_its_reserve_of_wasted_retries_then_refuses(state):
     """A never-seen insurer starts with a full bucket: 15 failed retries back to back, then no more."""
     budget = SharedRetryBudget(state)
-    allowed = sum(budget.try_spend("bogazici", 0.2) for _ in range(int(RETRY_BUDGET_RESERVE) + 5))
+    allowed = sum(budget.try_spend("bogazici") for _ in range(int(RETRY_BUDGET_RESERVE) + 5))
     assert allowed == RETRY_BUDGET_RESERVE
     assert state.budget_tokens("bogazici") == pytest.approx(0.0, abs=0.01)
-    assert budget.try_spend("anka", 0.2)  # another insurer has its own budget
+    assert budget.try_spend("anka")  # another insurer has its own budget
     snapshot = state.budget_snapshot("bogazici")
     assert snapshot["retries"] == RETRY_BUDGET_RESERVE and snapshot["denied"] == 5
 
@@ -154,11 +154,11 @@ def test_successful_first_attempts_deposit_their_ratio(make_state):
 def test_successful_retries_are_refunded(make_state):
     """The budget caps wasted calls: a retry that succeeds gives its token back."""
     budget = SharedRetryBudget(make_state(budget_reserve=5.0, budget_refill=0.0))
-    spent = sum(budget.try_spend("cinar", 0.2) for _ in range(5))
-    assert spent == 5 and not budget.try_spend("cinar", 0.2)
+    spent = sum(budget.try_spend("cinar") for _ in range(5))
+    assert spent == 5 and not budget.try_spend("cinar")
     for _ in range(3):
         budget.refund("cinar")
-    assert sum(budget.try_spend("cinar", 0.2) for _ in range(10)) == 3
+    assert sum(budget.try_spend("cinar") for _ in range(10)) == 3
     assert budget.state.budget_snapshot("cinar")["retry_successes"] == 3
 
 
