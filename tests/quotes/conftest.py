@@ -17,3 +17,17 @@ def agents(seeded_accounts) -> dict:
         AgentProfile.objects.create(user=user, agency=Agency.objects.get(code=code))
         users[code] = user
     return users
+
+
+def issuance_policy_override(**fields) -> None:
+    """Set every insurer's issue_policy policy (short timeouts and waits keep the tests quick).
+
+    `fields` maps a field to one value, or to a dict by insurer code for per-insurer values.
+    """
+    from integrations.models import Insurer, OperationPolicy
+    from integrations.policies import clear_policy_cache
+
+    for insurer in Insurer.objects.all():
+        values = {k: (v.get(insurer.code) if isinstance(v, dict) else v) for k, v in fields.items()}
+        OperationPolicy.objects.update_or_create(insurer=insurer, operation="issue_policy", defaults=values)
+    clear_policy_cache()

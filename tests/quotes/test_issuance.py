@@ -8,7 +8,6 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from integrations.models import Insurer, OperationPolicy
 from integrations.policies import clear_policy_cache
 from integrations.services.work import work_reclaim_expired
 from quotes.models import InsurerQuote, Issuance, Policy
@@ -16,6 +15,7 @@ from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from sync.services import dead_letters_replay
 from tests import samples
+from tests.quotes.conftest import issuance_policy_override
 
 pytestmark = pytest.mark.django_db
 
@@ -23,19 +23,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def quick_issuance_policy(seeded_accounts):
     """Short timeouts and waits, so lost answers and retries resolve within a second or two."""
-    for insurer in Insurer.objects.all():
-        OperationPolicy.objects.update_or_create(
-            insurer=insurer,
-            operation="issue_policy",
-            defaults={
-                "max_attempts": 3,
-                "base_delay": 0.05,
-                "max_delay": 0.2,
-                "deadline": 10.0,
-                "attempt_timeout": 1.0,
-            },
-        )
-    clear_policy_cache()
+    issuance_policy_override(max_attempts=3, base_delay=0.05, max_delay=0.2, deadline=10.0, attempt_timeout=1.0)
     yield
     clear_policy_cache()
 

@@ -14,12 +14,13 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from integrations.models import Insurer, InsurerAccount, OperationPolicy
+from integrations.models import InsurerAccount, OperationPolicy
 from integrations.policies import clear_policy_cache
 from integrations.services.work import WORK_MAX_RECLAIMS, work_claim, work_promote_due, work_reclaim_expired
 from integrations.work import WorkState
 from quotes.models import Issuance, Policy
 from quotes.services import issuance as svc
+from tests.quotes.conftest import issuance_policy_override
 from tests.quotes.test_issuance import quoted, start
 
 pytestmark = pytest.mark.django_db
@@ -34,20 +35,14 @@ SETTLING_SECONDS = 4.0
 @pytest.fixture
 def edge_policy(seeded_accounts):
     """Short timeouts and waits; Boğaziçi's settling time scaled down like the rest."""
-    for insurer in Insurer.objects.all():
-        OperationPolicy.objects.update_or_create(
-            insurer=insurer,
-            operation="issue_policy",
-            defaults={
-                "max_attempts": 5,
-                "base_delay": 0.05,
-                "max_delay": 0.2,
-                "deadline": 20.0,
-                "attempt_timeout": 1.0,
-                "settling_seconds": SETTLING_SECONDS if insurer.code == "bogazici" else None,
-            },
-        )
-    clear_policy_cache()
+    issuance_policy_override(
+        max_attempts=5,
+        base_delay=0.05,
+        max_delay=0.2,
+        deadline=20.0,
+        attempt_timeout=1.0,
+        settling_seconds={"bogazici": SETTLING_SECONDS},
+    )
     yield
     clear_policy_cache()
 
