@@ -248,3 +248,17 @@ def test_a_record_in_play_too_long_is_deferred_when_it_would_wait_again(agents, 
     Issuance.objects.filter(pk=issuance.pk).update(in_play_since=timezone.now() - timedelta(hours=25))
     sandbox["anka"].state.add_faults([{"operation": "issue_policy", "fault": "html", "http_status": 503}])
     assert svc.issuance_process(issuance.pk) == WorkState.DEFERRED
+
+
+def test_an_issuance_task_leaves_retries_to_the_pump_rather_than_outlive_its_timeout(
+    agents, sandbox, edge_policy, settings
+):
+    """A short wait is kept inline only while the next try still fits inside django-q2's task
+    timeout; otherwise the task ends and the pump takes the record up when it is due."""
+    settings.Q_CLUSTER = {**settings.Q_CLUSTER, "timeout": 15}  # 5 s left after the margin; a try may take 20
+    row = quoted(agents, "anka")
+    sandbox["anka"].state.add_faults([{"operation": "issue_policy", "fault": "html", "http_status": 503}])
+    issuance = start(agents, row)
+    assert svc.issuance_process(issuance.pk) == WorkState.PENDING
+    assert sandbox["anka"].state.counts()["received"]["issue_policy"] == 1
+    assert run_to_the_end(Issuance.objects.get(pk=issuance.pk)).state == WorkState.SUBMITTED
