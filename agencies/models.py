@@ -24,6 +24,9 @@ class AgentProfile(models.Model):
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_profile")
     agency = models.ForeignKey(Agency, on_delete=models.PROTECT, related_name="agents")
+    # The agency's own admin: adds and deactivates the agents of this agency (agencies.views), and
+    # nothing more. A flag rather than a Group because the right is always "of this one agency".
+    is_agency_admin = models.BooleanField("acente yöneticisi", default=False)
 
     class Meta:
         verbose_name = "acente çalışanı"

@@ -31,6 +31,9 @@ class QuoteRequest(models.Model):
         verbose_name = "teklif talebi"
         verbose_name_plural = "teklif talepleri"
         ordering = ["-created_at"]
+        # Reading every agency's requests, quotes, issuances and policies on the desk and the API
+        # (quotes.selectors). Never implied by is_staff; issuing stays with the quote's own agency.
+        permissions = [("view_all_agencies", "Tüm acentelerin kayıtlarını görebilir")]
 
     def __str__(self) -> str:
         return f"{self.product} {self.public_id}"

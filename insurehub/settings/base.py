@@ -159,6 +159,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
+# ModelBackend plus one rule: agents of a deactivated agency cannot log in, and their sessions end.
+AUTHENTICATION_BACKENDS = ["agencies.backends.ActiveAgencyModelBackend"]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -166,8 +168,17 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "agencies.permissions.AgencyIsActive",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Quote requests fan out to every insurer: per user and per agency (quotes/api/throttles.py).
+    # Counted in the default cache, i.e. per web process unless CACHES points at a shared one.
+    "DEFAULT_THROTTLE_RATES": {
+        "quote_create_user": os.environ.get("API_QUOTE_RATE_PER_USER", "30/min"),
+        "quote_create_agency": os.environ.get("API_QUOTE_RATE_PER_AGENCY", "300/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "InsureHub API",
