@@ -137,6 +137,11 @@ class AnkaAdapter(InsurerAdapter):
         )
         return self.channel.exchange(call, self._read_policy)
 
+    def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
+        """No lookup to ask: a re-send under the same Idempotency-Key is the question (a repeat
+        answers with the first send's policy), so "not known" here means "send it again"."""
+        return None
+
     def policy_status(self, data: Mapping[str, Any]) -> Policy:
         return self.channel.exchange(
             self._call("GET", f"/v1/policies/{path_part(data.get('policy_no'))}"), self._read_policy

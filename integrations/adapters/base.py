@@ -97,9 +97,9 @@ class InsurerAdapter(ABC):
     # operation (e.g. Boğaziçi's issuance settling time); admins may still override it.
     policy_defaults: ClassVar[Mapping[str, Mapping[str, float]]] = {}
     # Does the insurer recognise our issuance reference and answer a repeat with the first
-    # send's outcome? Then re-sending under it is a lookup, not a retry. Assume not: an insurer
-    # that does not say so gets the settling wait and a budgeted re-send after a "not issued".
-    issuance_deduplicated: ClassVar[bool] = False
+    # send's outcome? Then re-sending under it is a lookup, not a retry; if not, a re-send waits
+    # out the settling time and is a budgeted retry. Every adapter must say (the registry checks).
+    issuance_deduplicated: ClassVar[bool]
 
     def __init__(self, *, channel: Channel, credentials: Mapping[str, str]) -> None:
         missing = [f for f in self.credential_fields if not credentials.get(f)]
@@ -127,15 +127,15 @@ class InsurerAdapter(ABC):
     @abstractmethod
     def policy_status(self, data: Mapping[str, Any]) -> Policy: ...
 
+    @abstractmethod
     def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
         """Ask the insurer whether an earlier, unanswered issuance went through.
 
         Called before any re-send after an ambiguous failure; None means "not issued" (final
-        only after the policy's settling time). The default answers None without a call, which
-        is right only for insurers that deduplicate by our reference (Anka's Idempotency-Key,
-        Çınar's request_ref): re-sending is then itself the question.
+        only after the policy's settling time). An insurer that deduplicates by our reference
+        and has no lookup answers None without a call: re-sending is then itself the question.
+        No default, so that a new adapter has to say which it is.
         """
-        return None
 
     def run(self, operation: str, data: Mapping[str, Any], *, reference: str = "") -> Quote | Address | Policy:
         if operation == "issue_policy":

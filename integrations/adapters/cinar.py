@@ -327,5 +327,10 @@ class CinarAdapter(InsurerAdapter):
         payload = {**_translate(data, ISSUE_FIELDS), "request_ref": reference}
         return self._send("police-olustur", payload, _read_issued_policy)
 
+    def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
+        """No lookup to ask: a re-send under the same request_ref is the question (a repeat
+        answers with the first send's policy), so "not known" here means "send it again"."""
+        return None
+
     def policy_status(self, data: Mapping[str, Any]) -> Policy:
         return self._send("police-durum", _translate(data, STATUS_FIELDS), _read_policy)

@@ -8,6 +8,8 @@ _registry: dict[str, type[InsurerAdapter]] = {}
 
 
 def register(adapter_class: type[InsurerAdapter]) -> type[InsurerAdapter]:
+    if not isinstance(getattr(adapter_class, "issuance_deduplicated", None), bool):
+        raise TypeError(f"{adapter_class.__name__} must state issuance_deduplicated (True or False)")
     existing = _registry.get(adapter_class.code)
     if existing is not None and existing is not adapter_class:
         raise ValueError(f"two adapters claim insurer code {adapter_class.code!r}")
