@@ -8,7 +8,10 @@ class AgenciesConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib import admin
 
-        from agencies.auth import ThrottledAdminAuthenticationForm
+        from agencies.auth import ThrottledAdminAuthenticationForm, throttled_admin_login
 
-        # The admin login counts failures with the agents' login: one lock-out, in the database.
+        # The admin login counts failures with the agents' login: one lock-out, in the database,
+        # answered with 429 and Retry-After like the others. Set before the URLconf reads `site.login`.
         admin.site.login_form = ThrottledAdminAuthenticationForm
+        if not getattr(admin.site.login, "throttled", False):
+            admin.site.login = throttled_admin_login(admin.site.login)

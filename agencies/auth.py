@@ -1,21 +1,45 @@
-"""Login rate limiting: a few wrong passwords for one username from one address lock it out for a while.
+"""Login lock-out: wrong passwords are counted per username and address, per address, per username.
 
-Counts live in the database (`LoginFailure`), so every web worker sees the same count. The lock
-is checked before the password is, so during a lockout even the right password is refused and a
-guesser learns nothing. Every password entry point uses the same counter: the agent login page
-(`RateLimitedLoginView`), the admin login (`ThrottledAdminAuthenticationForm`) and the API token
-endpoint (`ThrottledAuthTokenSerializer`).
+Three counters, each a `LoginFailure` row in the database (so every web worker sees the same
+counts), each with its own limit within `LOGIN_FAILURE_WINDOW_SECONDS` (900):
 
-Limits are settings with defaults here: `LOGIN_MAX_FAILURES` (5) failures within
-`LOGIN_FAILURE_WINDOW_SECONDS` (900) lock the pair for `LOGIN_LOCKOUT_SECONDS` (900). The address
-is `REMOTE_ADDR`; behind N trusted reverse proxies set `LOGIN_TRUSTED_PROXY_COUNT = N` to read it
-from `X-Forwarded-For` (never trust that header without a proxy that overwrites it).
+- one username from one address: `LOGIN_MAX_FAILURES` (5) — the ordinary mistyped password;
+- one address across every username: `LOGIN_MAX_FAILURES_PER_ADDRESS` (20) — one password
+  sprayed over many usernames;
+- one username across every address: `LOGIN_MAX_FAILURES_PER_USERNAME` (10) — one account
+  guessed from many addresses. This lock holds for everyone, the real user too: the price of
+  stopping a distributed guesser, paid for `LOGIN_LOCKOUT_SECONDS` (900) at most.
+
+A counter at its limit locks for `LOGIN_LOCKOUT_SECONDS`; while any of the three is locked the
+password is not even looked at, so during a lock-out a guesser learns nothing.
+
+Every attempt is counted as a failure *before* its password is judged, in one transaction that
+also checks the locks (`login_attempt_start`): twenty parallel guesses meet one counter and
+only the first five are judged. A success takes its own count back (`login_attempt_succeeded`)
+and forgets the username-and-address counter; it does not clear the wider two, so logging into
+one's own account cannot wash away a spray from the same address.
+
+Addresses: IPv6 clients are counted by their /64 (one home or one server gets a whole /64 and
+can rotate within it at will); IPv4 by the address itself. The address is `REMOTE_ADDR`.
+Behind reverse proxies `LOGIN_TRUSTED_PROXY_COUNT = N` (environment variable) reads it from
+`X-Forwarded-For`, N entries from the right. An operator behind a proxy must set it: otherwise
+every caller has the proxy's address, and 20 wrong passwords from anyone lock everyone out.
+Without it the header is ignored, since anyone can send it.
+
+Every password entry point uses these counters: the agent login page (`RateLimitedLoginView`),
+the admin login (`ThrottledAdminAuthenticationForm` with `throttled_admin_login`) and the API
+token endpoint (`ThrottledAuthTokenSerializer`); all three answer a lock with 429 and
+`Retry-After`.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import math
-from datetime import timedelta
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django import forms
@@ -32,89 +56,237 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 
 from agencies.models import LoginFailure
 
+logger = logging.getLogger(__name__)
+
 INVALID_LOGIN_MESSAGE = "Kullanıcı adı veya parola hatalı."
 LOCKED_MESSAGE = (
     "Çok fazla hatalı giriş denemesi yapıldı. Güvenliğiniz için girişler kapatıldı; "
     "lütfen {minutes} dakika sonra tekrar deneyin."
 )
 
+# Stands for "any" in a counter's key. No username may contain "*" (Django's username rule
+# allows letters, digits and @.+-_) and no address is "*", so it never meets a real key.
+ANY = "*"
 
-def _max_failures() -> int:
-    return int(getattr(settings, "LOGIN_MAX_FAILURES", 5))
+
+def _setting(name: str, default: float) -> float:
+    return float(getattr(settings, name, default))
 
 
 def _window() -> timedelta:
-    return timedelta(seconds=float(getattr(settings, "LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60)))
+    return timedelta(seconds=_setting("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60))
 
 
 def _lockout() -> timedelta:
-    return timedelta(seconds=float(getattr(settings, "LOGIN_LOCKOUT_SECONDS", 15 * 60)))
+    return timedelta(seconds=_setting("LOGIN_LOCKOUT_SECONDS", 15 * 60))
+
+
+_warned_unset_proxy_count = False
 
 
 def client_ip(request: HttpRequest | None) -> str:
     """The caller's address: `REMOTE_ADDR`, or the client entry of `X-Forwarded-For` behind trusted proxies."""
+    global _warned_unset_proxy_count
     if request is None:
         return ""
     proxies = int(getattr(settings, "LOGIN_TRUSTED_PROXY_COUNT", 0))
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
     if proxies > 0:
         # Each trusted proxy appends the address it saw: the client is the one `proxies` from the end.
-        hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+        # Entries left of it are whatever the client chose to send.
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
         if len(hops) >= proxies:
             return hops[-proxies][:45]
+    elif forwarded and not _warned_unset_proxy_count:
+        # Either a client forging the header (harmless: it is ignored) or a proxy nobody told us
+        # about, which makes every caller one address: say so once, in the log an operator reads.
+        _warned_unset_proxy_count = True
+        logger.warning(
+            "X-Forwarded-For received but LOGIN_TRUSTED_PROXY_COUNT is 0: login lock-outs count by "
+            "REMOTE_ADDR. Behind a reverse proxy set it to the number of proxies, or all callers share one lock."
+        )
     return str(request.META.get("REMOTE_ADDR") or "")[:45]
 
 
-def _key(username: str, ip_address: str) -> dict[str, str]:
+def address_key(ip_address: str) -> str:
+    """What a lock-out counts an address by: an IPv4 address itself, an IPv6 address's /64."""
+    try:
+        address = ipaddress.ip_address(ip_address.strip())
+    except ValueError:
+        return ip_address.strip()[:45]
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def username_key(username: str) -> str:
     # Case-folded: "Ajan1" and "ajan1" are one guesser's target as far as counting goes.
-    return {"username": str(username).strip().casefold()[:150], "ip_address": ip_address[:45]}
+    return str(username).strip().casefold()[:150]
+
+
+@dataclass(frozen=True)
+class Counter:
+    """One `LoginFailure` row's key and the failures it allows."""
+
+    username: str
+    ip_address: str
+    limit: int
+
+    @property
+    def key(self) -> dict[str, str]:
+        return {"username": self.username, "ip_address": self.ip_address}
+
+
+@dataclass(frozen=True)
+class LoginAttempt:
+    """One password attempt, already counted as a failure in each of its counters."""
+
+    counters: tuple[Counter, ...]
+
+
+class LoginLocked(Exception):
+    def __init__(self, seconds: int) -> None:
+        super().__init__(f"login locked for {seconds}s")
+        self.seconds = seconds
+
+
+def login_counters(*, username: str, ip_address: str) -> tuple[Counter, ...]:
+    """The three counters an attempt meets, in a fixed order (rows are locked in it: no deadlock)."""
+    user, address = username_key(username), address_key(ip_address)
+    counters = (
+        Counter(user, address, int(_setting("LOGIN_MAX_FAILURES", 5))),
+        Counter(ANY, address, int(_setting("LOGIN_MAX_FAILURES_PER_ADDRESS", 20))),
+        Counter(user, ANY, int(_setting("LOGIN_MAX_FAILURES_PER_USERNAME", 10))),
+    )
+    return tuple(sorted(counters, key=lambda c: (c.username, c.ip_address)))
+
+
+def _seconds_until(moment: datetime | None, now: datetime) -> int:
+    if moment is None or moment <= now:
+        return 0
+    return max(1, math.ceil((moment - now).total_seconds()))
+
+
+def _fresh(row: LoginFailure, now: datetime) -> None:
+    """Start counting afresh after a lock that ran out, or when the failures are too old to matter."""
+    lock_over = row.locked_until is not None and row.locked_until <= now
+    window_over = row.locked_until is None and now - row.window_started_at > _window()
+    if lock_over or window_over:
+        row.failures, row.window_started_at, row.locked_until = 0, now, None
+
+
+def login_attempt_start(*, username: str, ip_address: str) -> LoginAttempt:
+    """Count this attempt as a failure in all three counters, or raise `LoginLocked` if one is locked.
+
+    Check and count are one transaction with the rows locked (`select_for_update`; on SQLite
+    the IMMEDIATE transaction takes the write lock), so parallel attempts queue here and the
+    limit holds however many arrive at once. The counter that reaches its limit locks at once:
+    the attempts already in flight are judged, none after them.
+    """
+    now = timezone.now()
+    counters = login_counters(username=username, ip_address=ip_address)
+    with transaction.atomic():
+        rows = []
+        for counter in counters:
+            row, _ = LoginFailure.objects.select_for_update().get_or_create(
+                **counter.key, defaults={"window_started_at": now}
+            )
+            _fresh(row, now)
+            rows.append(row)
+        locked = max(_seconds_until(row.locked_until, now) for row in rows)
+        if locked:
+            raise LoginLocked(locked)
+        for counter, row in zip(counters, rows, strict=True):
+            row.failures += 1
+            if row.failures >= counter.limit:
+                row.locked_until = now + _lockout()
+            row.save()
+    return LoginAttempt(counters=counters)
+
+
+def login_attempt_failed(attempt: LoginAttempt) -> int:
+    """The password was wrong: it stays counted. Returns the seconds of a lock it started or met (else 0)."""
+    now = timezone.now()
+    locks = LoginFailure.objects.filter(_any_of(attempt), locked_until__gt=now).values_list("locked_until", flat=True)
+    # Counters nobody has touched for a window and whose lock is over are only noise.
+    LoginFailure.objects.filter(
+        Q(locked_until__isnull=True) | Q(locked_until__lt=now), window_started_at__lt=now - _window()
+    ).delete()
+    return max((_seconds_until(until, now) for until in locks), default=0)
+
+
+def login_attempt_succeeded(attempt: LoginAttempt) -> None:
+    """The password was right: take back this attempt's count, and forget this username-and-address's failures.
+
+    Only its own count comes off the per-address and per-username counters (and a lock its count
+    had started is lifted): other callers' failures stay counted.
+    """
+    with transaction.atomic():
+        for counter in attempt.counters:
+            row = LoginFailure.objects.select_for_update().filter(**counter.key).first()
+            if row is None:
+                continue
+            if counter.username != ANY and counter.ip_address != ANY:
+                row.delete()
+                continue
+            row.failures = max(0, row.failures - 1)
+            if row.failures == 0:
+                row.delete()
+                continue
+            if row.failures < counter.limit:
+                row.locked_until = None
+            row.save()
+
+
+def _any_of(attempt: LoginAttempt) -> Q:
+    query = Q(pk__in=[])
+    for counter in attempt.counters:
+        query |= Q(**counter.key)
+    return query
 
 
 def login_lock_remaining(*, username: str, ip_address: str) -> int:
-    """Seconds until this username may try again from this address (0: not locked)."""
-    locked_until = (
-        LoginFailure.objects.filter(**_key(username, ip_address)).values_list("locked_until", flat=True).first()
-    )
-    if locked_until is None:
-        return 0
-    return max(0, math.ceil((locked_until - timezone.now()).total_seconds()))
-
-
-def login_failure_record(*, username: str, ip_address: str) -> int:
-    """Count one failed login; returns the lockout in seconds if this failure started one (else 0)."""
+    """Seconds until this username may try again from this address (0: not locked by any counter)."""
     now = timezone.now()
-    window = _window()
-    with transaction.atomic():
-        counter, _ = LoginFailure.objects.select_for_update().get_or_create(
-            **_key(username, ip_address), defaults={"window_started_at": now}
-        )
-        if counter.locked_until is not None and counter.locked_until > now:
-            return max(1, math.ceil((counter.locked_until - now).total_seconds()))
-        if counter.locked_until is not None or now - counter.window_started_at > window:
-            # A lock that ran out, or failures too old to matter: start counting afresh.
-            counter.failures, counter.window_started_at, counter.locked_until = 0, now, None
-        counter.failures += 1
-        locked = counter.failures >= _max_failures()
-        if locked:
-            counter.locked_until = now + _lockout()
-        counter.save()
-    # Counters nobody has touched for a window and whose lock is over are only noise.
-    LoginFailure.objects.filter(
-        Q(locked_until__isnull=True) | Q(locked_until__lt=now), window_started_at__lt=now - window
-    ).delete()
-    return math.ceil(_lockout().total_seconds()) if locked else 0
-
-
-def login_failures_clear(*, username: str, ip_address: str) -> None:
-    """A successful login forgets this pair's failures."""
-    LoginFailure.objects.filter(**_key(username, ip_address)).delete()
+    attempt = LoginAttempt(counters=login_counters(username=username, ip_address=ip_address))
+    locks = LoginFailure.objects.filter(_any_of(attempt), locked_until__gt=now).values_list("locked_until", flat=True)
+    return max((_seconds_until(until, now) for until in locks), default=0)
 
 
 def locked_message(seconds: int) -> str:
     return LOCKED_MESSAGE.format(minutes=max(1, math.ceil(seconds / 60)))
 
 
+def judge_password(*, username: str, ip_address: str, judge: Callable[[], Any], wrong: type[Exception]) -> Any:
+    """Run `judge` (the password check) under the lock-out; raises `LoginLocked` instead when locked.
+
+    `wrong` is the exception `judge` raises for a wrong password. An unexpected error leaves the
+    attempt counted as a failure: a crash must not be a way around the count.
+    """
+    attempt = login_attempt_start(username=username, ip_address=ip_address)
+    try:
+        result = judge()
+    except wrong:
+        locked = login_attempt_failed(attempt)
+        if locked:
+            raise LoginLocked(locked) from None
+        raise
+    login_attempt_succeeded(attempt)
+    return result
+
+
+def lock_response(response: HttpResponse, seconds: int) -> HttpResponse:
+    """A login page answer turned into a lock-out answer: 429 with `Retry-After`."""
+    if seconds:
+        response.status_code = 429
+        response["Retry-After"] = str(seconds)
+    return response
+
+
 class ThrottledAuthenticationMixin:
-    """For Django's authentication forms: refuse a locked pair before checking the password."""
+    """For Django's authentication forms: the password is judged only within the lock-out's count."""
 
     locked_seconds: int = 0
 
@@ -123,19 +295,16 @@ class ThrottledAuthenticationMixin:
         password = self.cleaned_data.get("password")
         if not username or not password:
             return super().clean()
-        key = {"username": username, "ip_address": client_ip(self.request)}
-        self.locked_seconds = login_lock_remaining(**key)
-        if self.locked_seconds:
-            raise forms.ValidationError(locked_message(self.locked_seconds), code="locked")
         try:
-            cleaned = super().clean()
-        except forms.ValidationError:
-            self.locked_seconds = login_failure_record(**key)
-            if self.locked_seconds:
-                raise forms.ValidationError(locked_message(self.locked_seconds), code="locked") from None
-            raise
-        login_failures_clear(**key)
-        return cleaned
+            return judge_password(
+                username=username,
+                ip_address=client_ip(self.request),
+                judge=super().clean,
+                wrong=forms.ValidationError,
+            )
+        except LoginLocked as locked:
+            self.locked_seconds = locked.seconds
+            raise forms.ValidationError(locked_message(locked.seconds), code="locked") from None
 
 
 class ThrottledAuthenticationForm(ThrottledAuthenticationMixin, AuthenticationForm):
@@ -143,39 +312,43 @@ class ThrottledAuthenticationForm(ThrottledAuthenticationMixin, AuthenticationFo
 
 
 class ThrottledAdminAuthenticationForm(ThrottledAuthenticationMixin, AdminAuthenticationForm):
-    """For `admin.site.login_form`: the admin login shares the agents' counter."""
+    """For `admin.site.login_form`: the admin login shares the agents' counters."""
 
 
 class RateLimitedLoginView(LoginView):
-    """The agent login page; a locked-out pair gets the Turkish message with 429 and `Retry-After`."""
+    """The agent login page; a locked-out caller gets the Turkish message with 429 and `Retry-After`."""
 
     authentication_form = ThrottledAuthenticationForm
 
     def form_invalid(self, form: ThrottledAuthenticationForm) -> HttpResponse:
-        response = super().form_invalid(form)
-        if form.locked_seconds:
-            response.status_code = 429
-            response["Retry-After"] = str(form.locked_seconds)
-        return response
+        return lock_response(super().form_invalid(form), form.locked_seconds)
+
+
+def throttled_admin_login(login: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Wraps `AdminSite.login` so a lock-out answers 429 with `Retry-After` there too (see AgenciesConfig)."""
+
+    def admin_login(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+        response = login(request, extra_context)
+        form = (getattr(response, "context_data", None) or {}).get("form")
+        return lock_response(response, getattr(form, "locked_seconds", 0))
+
+    admin_login.throttled = True  # type: ignore[attr-defined]
+    return admin_login
 
 
 class ThrottledAuthTokenSerializer(AuthTokenSerializer):
-    """DRF's token login with the same lockout; a locked pair answers 429 with `Retry-After`."""
+    """DRF's token login with the same lock-out; a lock answers 429 with `Retry-After`."""
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         username, password = attrs.get("username"), attrs.get("password")
         if not username or not password:
             return super().validate(attrs)
-        key = {"username": username, "ip_address": client_ip(self.context.get("request"))}
-        remaining = login_lock_remaining(**key)
-        if remaining:
-            raise exceptions.Throttled(wait=remaining, detail=locked_message(remaining))
         try:
-            validated = super().validate(attrs)
-        except exceptions.ValidationError:
-            remaining = login_failure_record(**key)
-            if remaining:
-                raise exceptions.Throttled(wait=remaining, detail=locked_message(remaining)) from None
-            raise
-        login_failures_clear(**key)
-        return validated
+            return judge_password(
+                username=username,
+                ip_address=client_ip(self.context.get("request")),
+                judge=lambda: super(ThrottledAuthTokenSerializer, self).validate(attrs),
+                wrong=exceptions.ValidationError,
+            )
+        except LoginLocked as locked:
+            raise exceptions.Throttled(wait=locked.seconds, detail=locked_message(locked.seconds)) from None
