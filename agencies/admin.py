@@ -11,5 +11,5 @@ class AgencyAdmin(admin.ModelAdmin):
 
 @admin.register(AgentProfile)
 class AgentProfileAdmin(admin.ModelAdmin):
-    list_display = ["user", "agency"]
-    list_filter = ["agency"]
+    list_display = ["user", "agency", "is_agency_admin"]
+    list_filter = ["agency", "is_agency_admin"]

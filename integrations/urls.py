@@ -1,6 +1,7 @@
 """The operator console's URLs; included by the project *before* `admin/`.
 
-The dashboard lives under /admin/ as an admin page (staff only, through `admin_view`), and
+The dashboard lives under /admin/ as an admin page (an admin login through `admin_view`, then
+the `integrations.view_attempt` permission, checked in the view), and
 must come before the admin's own patterns, whose catch-all would answer 404 for it.
 """
 

@@ -51,9 +51,19 @@ KIND_LABELS_TR: dict[str, str] = {
 }
 
 
+# Who may read the dashboard and /metrics over a session: what both show is the attempt log, summed.
+DASHBOARD_PERMISSION = "integrations.view_attempt"
+
+
 @require_GET
 def health_dashboard(request: HttpRequest) -> HttpResponse:
-    """Per insurer and product over a window: calls, outcomes, throttles, work records, unknown codes."""
+    """Per insurer and product over a window: calls, outcomes, throttles, work records, unknown codes.
+
+    The admin site lets any staff login in; the dashboard aggregates the attempt log, so it asks
+    for the right to read that log (`integrations.view_attempt`), like `/metrics` does.
+    """
+    if not request.user.has_perm(DASHBOARD_PERMISSION):
+        raise PermissionDenied
     window = health_window(request.GET.get("window"))
     insurers = list(Insurer.objects.order_by("code").values_list("code", "name"))
     insurer_code = request.GET.get("insurer", "")
@@ -126,7 +136,8 @@ def unknown_code_classify(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    """Prometheus text format, for a staff session or `Authorization: Bearer <METRICS_TOKEN>`."""
+    """Prometheus text format, for a session with `integrations.view_attempt` or
+    `Authorization: Bearer <METRICS_TOKEN>`."""
     if not _metrics_allowed(request):
         if request.user.is_authenticated:
             raise PermissionDenied
@@ -141,12 +152,17 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
 
 def _metrics_allowed(request: HttpRequest) -> bool:
     user = request.user
-    if user.is_authenticated and user.is_active and user.is_staff:
+    if user.is_authenticated and user.is_active and user.has_perm(DASHBOARD_PERMISSION):
         return True
     token = getattr(settings, "METRICS_TOKEN", "")
     scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
-    # No token configured means no token access at all, never "any token".
-    return bool(token) and scheme.lower() == "bearer" and hmac.compare_digest(presented.strip(), token)
+    # No token configured means no token access at all, never "any token". Compared as bytes:
+    # compare_digest refuses non-ASCII text with a TypeError, which was a 500 for any caller.
+    return (
+        bool(token)
+        and scheme.lower() == "bearer"
+        and hmac.compare_digest(presented.strip().encode("utf-8", "surrogateescape"), token.encode("utf-8"))
+    )
 
 
 def _filter_query(window: str, insurer_code: str, product: str) -> str:

@@ -1,4 +1,8 @@
-"""Reads, always scoped to what the user may see: an agent sees only their own agency's records."""
+"""Reads, always scoped to what the user may see: an agent sees only their own agency's records.
+
+Seeing every agency takes the explicit permission `quotes.view_all_agencies`; `is_staff` alone
+(an admin login) grants nothing here, so a staff user is scoped like any agent.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +13,27 @@ from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 
 
 def _agency_filter(user: AbstractBaseUser, field: str = "agency") -> Q:
-    if user.is_staff:
+    if user.has_perm("quotes.view_all_agencies"):
         return Q()
+    return _own_agency_filter(user, field)
+
+
+def _own_agency_filter(user: AbstractBaseUser, field: str = "agency") -> Q:
     profile = getattr(user, "agent_profile", None)
     if profile is None:
         return Q(pk__in=[])
     return Q(**{field: profile.agency_id})
 
 
+def _plate_or_owner(search: str) -> Q:
+    """A plate as typed ("06 byz 42" finds 06BYZ42), or a customer's full TCKN/VKN."""
+    term = "".join(search.split()).upper()
+    return Q(plate__icontains=term) | Q(owner_id=term) if term else Q()
+
+
 def quote_request_list(*, user: AbstractBaseUser, search: str = "") -> QuerySet[QuoteRequest]:
     """Past requests, newest first; `search` matches a plate or a customer id."""
-    requests = QuoteRequest.objects.filter(_agency_filter(user)).select_related("created_by")
-    term = "".join(search.split()).upper()
-    if term:
-        requests = requests.filter(Q(plate__icontains=term) | Q(owner_id=term))
-    return requests
+    return QuoteRequest.objects.filter(_agency_filter(user), _plate_or_owner(search)).select_related("created_by")
 
 
 def quote_request_get(*, user: AbstractBaseUser, public_id: object) -> QuoteRequest:
@@ -46,8 +56,10 @@ def insurer_quotes_for(*, request: QuoteRequest) -> list[InsurerQuote]:
 
 
 def insurer_quote_get(*, user: AbstractBaseUser, pk: int) -> InsurerQuote:
+    """A quote to issue: only the user's own agency's, whatever they may read. Issuing spends that
+    agency's insurer account and money; a head-office reader has nothing to issue from the desk."""
     return (
-        InsurerQuote.objects.filter(_agency_filter(user, "request__agency"))
+        InsurerQuote.objects.filter(_own_agency_filter(user, "request__agency"))
         .select_related("request", "insurer")
         .get(pk=pk)
     )
@@ -57,5 +69,6 @@ def issuance_get(*, user: AbstractBaseUser, pk: int) -> Issuance:
     return Issuance.objects.filter(_agency_filter(user)).select_related("insurer_quote__insurer").get(pk=pk)
 
 
-def policy_list(*, user: AbstractBaseUser) -> QuerySet[Policy]:
-    return Policy.objects.filter(_agency_filter(user)).select_related("insurer")
+def policy_list(*, user: AbstractBaseUser, search: str = "") -> QuerySet[Policy]:
+    """Policies, newest first; `search` matches a plate or a customer id, as for requests."""
+    return Policy.objects.filter(_agency_filter(user), _plate_or_owner(search)).select_related("insurer")

@@ -1,6 +1,6 @@
 """The agent's quote desk pages (Turkish paths, like giris/ and cikis/)."""
 
-from django.urls import path
+from django.urls import include, path
 
 from quotes import views
 
@@ -8,10 +8,14 @@ urlpatterns = [
     path("", views.quote_request_new, name="home"),
     path("teklif/yeni/<slug:product>/", views.quote_request_new, name="quote_request_new"),
     path("talepler/", views.quote_request_list, name="quote_request_list"),
+    path("talepler/ara/", views.quote_request_search, name="quote_request_search"),
     path("talepler/<uuid:public_id>/", views.quote_request_detail, name="quote_request_detail"),
     path("talepler/<uuid:public_id>/sonuclar/", views.quote_request_results, name="quote_request_results"),
     path("teklifler/<int:pk>/policelestir/", views.issuance_confirm, name="issuance_confirm"),
     path("policelestirme/<int:pk>/", views.issuance_detail, name="issuance_detail"),
     path("policelestirme/<int:pk>/durum/", views.issuance_status, name="issuance_status"),
     path("policeler/", views.policy_list, name="policy_list"),
+    path("policeler/ara/", views.policy_search, name="policy_search"),
+    # The agency admin's page lives on the desk, beside the pages its agents use.
+    path("acente/", include("agencies.urls")),
 ]

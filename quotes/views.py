@@ -7,7 +7,11 @@ stores it and queues the work; the results page polls a fragment (htmx) while an
 
 from __future__ import annotations
 
+import re
+import secrets
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 from uuid import UUID
@@ -17,10 +21,13 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from integrations.validators import mask_identity
 from integrations.work import WorkState
 from quotes import selectors
 from quotes.forms import PRODUCTS, QUOTE_FORMS, IssuanceConfirmForm
@@ -56,6 +63,61 @@ def fragment_login_required(view: Callable[..., HttpResponse]) -> Callable[..., 
 
 def _page(request: HttpRequest, items: Any) -> Page:
     return Paginator(items, PAGE_SIZE).get_page(request.GET.get("sayfa"))
+
+
+# --- search: the term travels in a POST body, never in a URL ------------------------------------
+#
+# A customer's TCKN in a URL ends up in access logs, proxy logs, the browser's history and the
+# Referer of the next page. So the search form POSTs; the term is kept in the agent's session
+# under a random token, and the list is shown at `?arama=<token>`: a URL that pages, reloads and
+# comes back with the Back button like any GET, but names nobody. Tokens run out after a while.
+
+SEARCH_SESSION_KEY = "desk_searches"
+SEARCH_TTL_SECONDS = 30 * 60
+# Older searches are forgotten first: a session never grows without bound.
+SEARCH_MAX_KEPT = 20
+SEARCH_MAX_LENGTH = 64
+_IDENTITY_RE = re.compile(r"[0-9]{10,11}")
+
+
+@dataclass(frozen=True)
+class DeskSearch:
+    term: str = ""
+    token: str = ""
+    expired: bool = False
+
+    @property
+    def shown(self) -> str:
+        """The term as the page may repeat it: an identity number only masked (KVKK)."""
+        compact = "".join(self.term.split())
+        return mask_identity(compact) if _IDENTITY_RE.fullmatch(compact) else self.term
+
+
+def _search_remember(request: HttpRequest, term: str) -> str:
+    now = time.time()
+    kept = {token: entry for token, entry in request.session.get(SEARCH_SESSION_KEY, {}).items() if entry[1] > now}
+    token = secrets.token_urlsafe(9)
+    kept[token] = [term, now + SEARCH_TTL_SECONDS]
+    request.session[SEARCH_SESSION_KEY] = dict(sorted(kept.items(), key=lambda item: item[1][1])[-SEARCH_MAX_KEPT:])
+    return token
+
+
+def _search_recall(request: HttpRequest) -> DeskSearch:
+    token = request.GET.get("arama", "")
+    if not token:
+        return DeskSearch()
+    entry = request.session.get(SEARCH_SESSION_KEY, {}).get(token)
+    if entry is None or entry[1] <= time.time():
+        return DeskSearch(expired=True)
+    return DeskSearch(term=entry[0], token=token)
+
+
+def _search_redirect(request: HttpRequest, list_url_name: str) -> HttpResponse:
+    term = request.POST.get("q", "").strip()[:SEARCH_MAX_LENGTH]
+    url = reverse(list_url_name)
+    if not term:
+        return redirect(url)
+    return redirect(f"{url}?{urlencode({'arama': _search_remember(request, term)})}")
 
 
 # --- quote requests ---------------------------------------------------------------------------
@@ -123,9 +185,15 @@ def quote_request_results(request: HttpRequest, public_id: UUID) -> HttpResponse
 @login_required
 @require_GET
 def quote_request_list(request: HttpRequest) -> HttpResponse:
-    search = request.GET.get("q", "").strip()
-    requests = selectors.quote_request_list(user=request.user, search=search)
+    search = _search_recall(request)
+    requests = selectors.quote_request_list(user=request.user, search=search.term)
     return render(request, "quotes/quote_request_list.html", {"page": _page(request, requests), "search": search})
+
+
+@login_required
+@require_POST
+def quote_request_search(request: HttpRequest) -> HttpResponse:
+    return _search_redirect(request, "quote_request_list")
 
 
 # --- issuance ---------------------------------------------------------------------------------
@@ -204,6 +272,12 @@ def issuance_status(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def policy_list(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "quotes/policy_list.html", {"page": _page(request, selectors.policy_list(user=request.user))}
-    )
+    search = _search_recall(request)
+    policies = selectors.policy_list(user=request.user, search=search.term)
+    return render(request, "quotes/policy_list.html", {"page": _page(request, policies), "search": search})
+
+
+@login_required
+@require_POST
+def policy_search(request: HttpRequest) -> HttpResponse:
+    return _search_redirect(request, "policy_list")

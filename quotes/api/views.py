@@ -36,6 +36,7 @@ from quotes.api.serializers import (
     paginated,
     quote_request_data,
 )
+from quotes.api.throttles import QUOTE_CREATE_THROTTLES, throttled_message
 from quotes.models import InsurerQuote, Issuance, QuoteRequest
 from quotes.services.issuance import IssuanceRefused, issuance_start
 from quotes.services.quote_requests import (
@@ -92,8 +93,27 @@ PAGE_PARAMETERS = [
 REQUEST_ID = _path_id("public_id", OpenApiTypes.UUID, "The request's `id` (a UUID).")
 
 
+THROTTLED = OpenApiResponse(
+    DetailSerializer,
+    description="Too many quote requests from this user or this agency; try again after `Retry-After` seconds.",
+    examples=[OpenApiExample("Throttled", value={"detail": throttled_message(12)})],
+)
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After", OpenApiTypes.INT, OpenApiParameter.HEADER, response=[429], description="Seconds to wait."
+)
+
+
 class QuoteRequestsApi(APIView):
     """GET lists the agency's requests; POST asks every insurer for a quote."""
+
+    def get_throttles(self):
+        # Only asking costs the insurers (and the agency's contracted rates); reading does not.
+        if self.request.method == "POST":
+            return [throttle() for throttle in QUOTE_CREATE_THROTTLES]
+        return []
+
+    def throttled(self, request: Request, wait: float | None) -> None:
+        raise exceptions.Throttled(wait=wait, detail=throttled_message(wait))
 
     class ListFilterSerializer(serializers.Serializer):
         search = serializers.CharField(
@@ -165,8 +185,12 @@ class QuoteRequestsApi(APIView):
                 "Invalid input; nothing was saved.",
                 {"data": {"plate": ["Geçerli bir plaka girin (ör. 34 ABC 123)."]}},
             ),
-            403: OpenApiResponse(DetailSerializer, description="Not logged in, or the user belongs to no agency."),
+            403: OpenApiResponse(
+                DetailSerializer, description="Not logged in, the user belongs to no agency, or it is deactivated."
+            ),
+            429: THROTTLED,
         },
+        parameters=[RETRY_AFTER],
     )
     def post(self, request: Request) -> Response:
         serializer = self.CreateInputSerializer(data=request.data)

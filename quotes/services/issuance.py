@@ -53,11 +53,17 @@ class IssuanceRefused(Exception):
 
 
 def issuance_start(*, user: AbstractBaseUser, insurer_quote_id: int, payment_token: str) -> Issuance:
-    """The agent confirmed: store the issuance (or find the one already started) and queue it."""
+    """The agent confirmed: store the issuance (or find the one already started) and queue it.
+
+    Only the quote's own agency issues it (no permission crosses agencies here), and only while
+    that agency is active: a deactivated agency's insurer accounts are not to be used.
+    """
+    agency = agency_of(user)
+    if not agency.is_active:
+        raise IssuanceRefused("Acenteniz pasif durumda; poliçeleştirme yapılamaz.")
     quote = (
         InsurerQuote.objects.select_related("request", "insurer")
-        .filter(pk=insurer_quote_id)
-        .filter(**({} if user.is_staff else {"request__agency": agency_of(user)}))
+        .filter(pk=insurer_quote_id, request__agency=agency)
         .get()
     )
     existing = Issuance.objects.filter(insurer_quote=quote).first()

@@ -66,6 +66,9 @@ def quote_request_create(*, user: AbstractBaseUser, product: str, data: Mapping[
     if product not in {p.value for p in Product}:
         raise InputInvalid({"product": "Geçersiz ürün."})
     agency = agency_of(user)
+    if not agency.is_active:
+        # Its insurer accounts are the agency's contracts: a deactivated agency asks nobody.
+        raise PermissionError("Acenteniz pasif durumda; teklif alınamaz.")
     clean, errors = validate_fields(product, data)
     if errors:
         raise InputInvalid(errors)

@@ -134,13 +134,29 @@ def test_unknown_request_id_is_not_found(desk):
     assert desk.get(reverse("quote_request_detail", args=[uuid.uuid4()])).status_code == 404
 
 
-def test_staff_see_every_agency(trafik_request):
-    """A staff user (no agency) sees other agencies' requests."""
+def test_staff_alone_see_no_agency(trafik_request):
+    """`is_staff` grants nothing on the desk: a staff user with no agency sees no request."""
     staff = get_user_model().objects.create_user("operasyon", password=PASSWORD, is_staff=True)
     client = Client()
     client.force_login(staff)
+    assert client.get(reverse("quote_request_detail", args=[trafik_request.public_id])).status_code == 404
+    assert trafik_request.plate not in client.get(reverse("quote_request_list")).content.decode()
+
+
+def test_view_all_agencies_reads_every_agency_but_issues_nothing(trafik_request, django_capture_on_commit_callbacks):
+    """`quotes.view_all_agencies` reads another agency's requests; its quotes still cannot be issued."""
+    from django.contrib.auth.models import Permission
+
+    reader = get_user_model().objects.create_user("merkez", password=PASSWORD)
+    reader.user_permissions.add(Permission.objects.get(codename="view_all_agencies"))
+    client = Client()
+    client.force_login(reader)
     assert client.get(reverse("quote_request_detail", args=[trafik_request.public_id])).status_code == 200
     assert trafik_request.plate in client.get(reverse("quote_request_list")).content.decode()
+    row = quoted(trafik_request, "anka")
+    assert client.get(reverse("issuance_confirm", args=[row.pk])).status_code == 404
+    response = client.post(reverse("issuance_confirm", args=[row.pk]), {"payment_token": "tok_demo_4242"})
+    assert response.status_code == 404 and not Issuance.objects.exists()
 
 
 def test_login_form_logs_in_and_logout_logs_out(agents):
@@ -357,22 +373,95 @@ def test_list_masks_customer_ids(desk, two_requests):
     assert "100******46" in html and "172******60" in html
 
 
+def search(client: Client, term: str, list_name: str = "quote_request_list") -> tuple[str, str]:
+    """Search as the form does (POST), follow to the results; returns (results URL, page)."""
+    post_url = reverse("quote_request_search" if list_name == "quote_request_list" else "policy_search")
+    response = client.post(post_url, {"q": term})
+    assert response.status_code == 302
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    return response["Location"], page.content.decode()
+
+
 def test_search_by_plate_as_typed(desk, two_requests):
     """Searching "06 byz 42" finds the request stored as 06BYZ42 and only that one."""
-    html = desk.get(reverse("quote_request_list"), {"q": "06 byz 42"}).content.decode()
+    _, html = search(desk, "06 byz 42")
     assert "06BYZ42" in html and "34ABC123" not in html
 
 
 def test_search_by_customer_id(desk, two_requests):
     """Searching by a TCKN finds that customer's request; the number stays masked in the list."""
-    html = desk.get(reverse("quote_request_list"), {"q": "10000000146"}).content.decode()
+    _, html = search(desk, "10000000146")
     assert "34ABC123" in html and "06BYZ42" not in html
-    assert html.count("100******46") == 1
+    assert "10000000146" not in html and "100******46" in html
 
 
 def test_search_without_match_says_so(desk, two_requests):
-    html = desk.get(reverse("quote_request_list"), {"q": "35 AA 999"}).content.decode()
+    _, html = search(desk, "35 AA 999")
     assert "için talep bulunamadı" in html
+
+
+def test_identity_number_search_puts_it_in_no_url(desk, two_requests, monkeypatch):
+    """A TCKN search travels in the POST body only: not in the redirect, the page's links or the pager."""
+    from quotes import views
+
+    monkeypatch.setattr(views, "PAGE_SIZE", 1)
+    quote_requests.quote_request_create(user=two_requests[0].created_by, product="trafik", data=samples.TRAFIK)
+    url, html = search(desk, "10000000146")
+    assert "10000000146" not in url and "arama=" in url
+    # Two requests of that customer, one per page: the pager carries the token, not the number.
+    assert "sayfa=2" in html and "10000000146" not in html
+    next_query = re.search(r'href="(\?arama=[^"]*sayfa=2)"', html).group(1).replace("&amp;", "&")
+    second = desk.get(reverse("quote_request_list") + next_query).content.decode()
+    assert "100******46" in second and "06BYZ42" not in second
+    for link in re.findall(r'(?:href|action)="([^"]*)"', html + second):
+        assert "10000000146" not in link
+
+
+def test_search_url_is_useless_in_another_session(desk, other_desk, two_requests):
+    """The results URL names a token of the searching session: elsewhere it finds nothing and says so."""
+    url, _ = search(desk, "10000000146")
+    html = other_desk.get(url).content.decode()
+    assert "süresi doldu" in html and "100******46" not in html
+
+
+def test_search_token_runs_out(desk, two_requests, monkeypatch):
+    """A results URL stops working after SEARCH_TTL_SECONDS: the term is not kept for ever."""
+    import time
+
+    from quotes import views
+
+    url, _ = search(desk, "10000000146")
+    later = time.time() + views.SEARCH_TTL_SECONDS + 1
+    monkeypatch.setattr(views.time, "time", lambda: later)
+    html = desk.get(url).content.decode()
+    assert "süresi doldu" in html and "34ABC123" in html and "06BYZ42" in html
+
+
+def test_identity_number_in_query_string_is_not_searched(desk, two_requests):
+    """An old-style `?q=<TCKN>` link is not acted on: identity searches only come by POST."""
+    html = desk.get(reverse("quote_request_list"), {"q": "10000000146"}).content.decode()
+    assert "34ABC123" in html and "06BYZ42" in html
+
+
+def test_policy_search_by_customer_id(desk, two_requests):
+    """The policy list searches the same way (POST, token URL), scoped to the agency."""
+    first = two_requests[0]
+    row = quoted(first, "anka")
+    Policy.objects.create(
+        agency=first.agency,
+        insurer=row.insurer,
+        account=row.account,
+        product="trafik",
+        policy_no="ANK-P-SEARCH",
+        plate=first.plate,
+        owner_id=first.owner_id,
+        premium=Decimal("100.00"),
+    )
+    url, html = search(desk, "10000000146", list_name="policy_list")
+    assert "10000000146" not in url and "ANK-P-SEARCH" in html
+    _, html = search(desk, "17291716060", list_name="policy_list")
+    assert "ANK-P-SEARCH" not in html and "için poliçe bulunamadı" in html
 
 
 def test_list_shows_only_own_agency(other_desk, two_requests):
