@@ -15,6 +15,10 @@ works through the same door (so the refusal is scoping, not a broken page).
 
 Replay is staff work (admin actions, `replay_dead_letters`): agents of either agency are refused
 for their own records as for the other's, and the API has no replay operation at all.
+
+The desk cells run again for a staff login and for an agency admin (both scoped like an agent);
+reading across agencies takes `quotes.view_all_agencies` and still issues nothing; the agency
+admin's agents page reaches only that agency's plain agents.
 """
 
 from __future__ import annotations
@@ -181,8 +185,10 @@ def quote_request_read_api(w: World, viewer: str, owner: str) -> None:
 
 def quote_request_list_web(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
-    for query in ("", f"?q={samples.TRAFIK['plate']}", f"?q={samples.TRAFIK['owner_id']}"):
-        text = assert_shown(client, f"/talepler/{query}", str(own.request.public_id))
+    for term in ("", samples.TRAFIK["plate"], samples.TRAFIK["owner_id"]):
+        # The desk search is a POST that redirects to a token URL (the term never sits in a URL).
+        path = client.post("/talepler/ara/", {"q": term})["Location"] if term else "/talepler/"
+        text = assert_shown(client, path, str(own.request.public_id))
         assert str(other.request.public_id) not in text and str(other.issued_request.public_id) not in text
 
 
@@ -357,6 +363,156 @@ CELLS: dict[str, Callable[[World, str, str], None]] = {
 def test_agent_reaches_only_their_own_agencys_objects(world, cell, viewer, owner):
     """Each matrix cell: the other agency's object is refused like an unknown one; the agent's own works."""
     CELLS[cell](world, viewer, owner)
+
+
+# --- roles -----------------------------------------------------------------------------------------
+#
+# The same cells hold for the other roles a desk user may have: a staff login (is_staff grants
+# no reading across agencies; only `quotes.view_all_agencies` does) and an agency admin (who
+# manages their own agency's agents and reaches nothing more of the other agency).
+
+DESK_CELLS = sorted(cell for cell in CELLS if "replay" not in cell)
+
+
+def _give_role(world: World, role: str) -> None:
+    for objects in world.objects.values():
+        user = objects.user
+        if role == "staff":
+            user.is_staff = True
+            user.save(update_fields=["is_staff"])
+        elif role == "agency_admin":
+            user.agent_profile.is_agency_admin = True
+            user.agent_profile.save(update_fields=["is_agency_admin"])
+
+
+@pytest.mark.parametrize("role", ["staff", "agency_admin"])
+@pytest.mark.parametrize(("viewer", "owner"), [("ACENTE1", "ACENTE2"), ("ACENTE2", "ACENTE1")])
+@pytest.mark.parametrize("cell", DESK_CELLS)
+def test_staff_and_agency_admins_reach_only_their_own_agencys_objects(world, role, cell, viewer, owner):
+    """A staff flag or the agency-admin flag widens nothing: every desk and API cell holds as for an agent."""
+    _give_role(world, role)
+    CELLS[cell](world, viewer, owner)
+
+
+@pytest.mark.parametrize("role", ["staff", "agency_admin"])
+def test_staff_and_agency_admins_cannot_replay(world, role):
+    """Replay needs the admin's change permission: neither a bare staff login nor an agency admin has it."""
+    _give_role(world, role)
+    for viewer in world.objects:
+        client = world.web(viewer)
+        for objects in world.objects.values():
+            response = client.post(
+                "/admin/quotes/issuance/",
+                {"action": "replay_selected", "_selected_action": [objects.failed_issuance.pk]},
+            )
+            assert response.status_code in (302, 403)
+            assert response.status_code == 403 or response["Location"].startswith("/admin/login/")
+            assert Issuance.objects.get(pk=objects.failed_issuance.pk).state == WorkState.FAILED
+
+
+def _reader(world: World):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+
+    reader = get_user_model().objects.create_user("merkez-okuyucu", password="test-pass-123", is_staff=True)
+    reader.user_permissions.add(Permission.objects.get(content_type__app_label="quotes", codename="view_all_agencies"))
+    return reader
+
+
+def test_view_all_agencies_reads_both_agencies_on_desk_and_api(world):
+    """`quotes.view_all_agencies` is the one door to reading across agencies: lists, search and details."""
+    reader = _reader(world)
+    web, api = Client(), APIClient()
+    web.force_login(reader)
+    api.force_authenticate(reader)
+    listed = web.get(web.post("/talepler/ara/", {"q": samples.TRAFIK["owner_id"]})["Location"]).content.decode()
+    body = api.get("/api/quote-requests/").json()
+    for objects in world.objects.values():
+        assert str(objects.request.public_id) in listed
+        assert str(objects.request.public_id) in {item["id"] for item in body["results"]}
+        assert_shown(web, f"/talepler/{objects.request.public_id}/")
+        assert_shown(web, f"/policelestirme/{objects.issuance.pk}/")
+        assert_shown(api, f"/api/issuances/{objects.issuance.pk}/", objects.issuance.reference)
+        assert_shown(web, "/policeler/", objects.policy.policy_no)
+
+
+def test_view_all_agencies_issues_no_agencys_quote(world):
+    """Reading every agency is not acting for it: the reader's issue attempts are refused, nothing stored."""
+    reader = _reader(world)
+    web, api = Client(), APIClient()
+    web.force_login(reader)
+    api.force_authenticate(reader)
+    form = {"payment_token": samples.PAYMENT_TOKEN}
+    for objects in world.objects.values():
+        assert web.post(f"/teklifler/{objects.quote.pk}/policelestir/", form).status_code == 404
+        response = api.post(f"/api/insurer-quotes/{objects.quote.pk}/issue/", form, format="json")
+        assert response.status_code in (403, 404)
+        assert not Issuance.objects.filter(insurer_quote=objects.quote).exists()
+
+
+def test_agency_admin_manages_only_their_own_agencys_agents(world):
+    """The agents page lists, adds and switches off agents of the admin's agency only; another's is unknown."""
+    from django.contrib.auth import get_user_model
+
+    from agencies.models import AgentProfile
+
+    _give_role(world, "agency_admin")
+    own_admin, other_admin = world.objects["ACENTE1"].user, world.objects["ACENTE2"].user
+    own_agent = AgentProfile.objects.create(
+        user=get_user_model().objects.create_user("ajan-bir", password="test-pass-123"),
+        agency=own_admin.agent_profile.agency,
+    )
+    other_agent = AgentProfile.objects.create(
+        user=get_user_model().objects.create_user("ajan-iki", password="test-pass-123"),
+        agency=other_admin.agent_profile.agency,
+    )
+    client = world.web("ACENTE1")
+    page = assert_shown(client, "/acente/calisanlar/", "ajan-bir")
+    assert "ajan-iki" not in page and other_admin.username not in page
+    assert_hidden(
+        client,
+        f"/acente/calisanlar/{other_agent.pk}/durum/",
+        f"/acente/calisanlar/{UNKNOWN_PK}/durum/",
+        "post",
+        data={"aktif": "0"},
+    )
+    # The admin's own row and another agency admin are not theirs to switch off either.
+    for profile in (own_admin.agent_profile, other_admin.agent_profile):
+        assert client.post(f"/acente/calisanlar/{profile.pk}/durum/", {"aktif": "0"}).status_code == 404
+    assert get_user_model().objects.filter(is_active=False).count() == 0
+    assert client.post(f"/acente/calisanlar/{own_agent.pk}/durum/", {"aktif": "0"}).status_code == 302
+    assert get_user_model().objects.get(pk=own_agent.user_id).is_active is False
+    response = client.post(
+        "/acente/calisanlar/", {"username": "yeni-ajan", "first_name": "Ayşe", "password": "uzun-ve-zor-parola-42"}
+    )
+    assert response.status_code == 302
+    created = AgentProfile.objects.get(user__username="yeni-ajan")
+    assert created.agency == own_admin.agent_profile.agency and not created.is_agency_admin
+    assert not created.user.is_staff and not created.user.is_superuser
+
+
+def test_agents_page_is_for_agency_admins_only(world):
+    """A plain agent, a staff login without a profile and a stranger cannot open or post to the agents page."""
+    from django.contrib.auth import get_user_model
+
+    agent = world.web("ACENTE1")
+    assert agent.get("/acente/calisanlar/").status_code == 403
+    other_agent = world.objects["ACENTE2"].user.agent_profile
+    assert agent.post(f"/acente/calisanlar/{other_agent.pk}/durum/", {"aktif": "0"}).status_code == 403
+    assert agent.post("/acente/calisanlar/", {"username": "x", "password": "uzun-ve-zor-parola-42"}).status_code == 403
+    staff = Client()
+    staff.force_login(get_user_model().objects.create_user("personel", password="p", is_staff=True))
+    assert staff.get("/acente/calisanlar/").status_code == 403
+    assert Client().get("/acente/calisanlar/")["Location"].startswith("/giris/")
+    assert not get_user_model().objects.filter(username="x").exists()
+    assert get_user_model().objects.get(pk=other_agent.user_id).is_active
+
+
+def test_agency_admin_is_kept_out_of_the_django_admin(world):
+    """The agency admin is no staff: the Django admin sends them to its login."""
+    _give_role(world, "agency_admin")
+    response = world.web("ACENTE1").get("/admin/agencies/agentprofile/")
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
 
 
 def test_staff_replay_reaches_every_agency(world, db):
