@@ -1,8 +1,10 @@
 """Insurer credentials, encrypted at rest.
 
-The key comes from `INSUREHUB_CREDENTIALS_KEY` (a Fernet key). Development and tests derive one
-from SECRET_KEY so the embedded default runs with nothing to set; production refuses to start
-without the real key (see settings.production).
+The key comes from `INSUREHUB_CREDENTIALS_KEY` (a Fernet key). Only under DEBUG (the developer's
+`local` settings) is one derived from SECRET_KEY, so the embedded demo runs with nothing to set:
+anywhere else a derived key would make the credentials as secret as the secret key's weakest
+copy, so a missing key is refused (production refuses to start without it, see
+settings.production; tests set a fixed test key).
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from collections.abc import Mapping
 
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 
 def _fernet() -> Fernet:
     key = getattr(settings, "CREDENTIALS_KEY", "")
     if not key:
+        if not settings.DEBUG:
+            raise ImproperlyConfigured("INSUREHUB_CREDENTIALS_KEY must be set (a Fernet key) when DEBUG is off")
         digest = hashlib.sha256(("insurehub-credentials:" + settings.SECRET_KEY).encode()).digest()
         key = base64.urlsafe_b64encode(digest).decode()
     return Fernet(key)

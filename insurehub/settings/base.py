@@ -154,7 +154,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# `collectstatic` gathers here (scripts/serve.sh); WhiteNoise serves it in production.
+STATIC_ROOT = VAR_DIR / "static"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"

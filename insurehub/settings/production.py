@@ -11,6 +11,8 @@ if not SECRET_KEY or len(SECRET_KEY) < 50:  # noqa: F405
 
 DEBUG = False
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Off only behind a proxy that terminates TLS and redirects itself (and in the serving test, on
+# loopback); every cookie stays Secure whatever this says.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
@@ -28,6 +30,15 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# Static files from the WSGI process itself (gzip/brotli, hashed names cached for a year), right
+# after SecurityMiddleware so they get its headers but skip sessions. Only here: runserver serves
+# them under DEBUG, and the manifest exists only after `collectstatic` (scripts/serve.sh).
+MIDDLEWARE = [MIDDLEWARE[0], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[1:]]  # noqa: F405
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 
 if not CREDENTIALS_KEY:  # noqa: F405
     raise ImproperlyConfigured("INSUREHUB_CREDENTIALS_KEY must be set (a Fernet key) in production")

@@ -6,6 +6,9 @@ from .base import *  # noqa: F403
 
 DEBUG = False
 SECRET_KEY = "test-only-secret-key-not-for-production-use-0123456789"
+# DEBUG is off, so nothing derives a credentials key from the secret (integrations.credentials):
+# tests, and the benchmark that reuses these settings, carry a fixed key of their own.
+CREDENTIALS_KEY = CREDENTIALS_KEY or "dGVzdC1vbmx5LWNyZWRlbnRpYWxzLWtleS0wMDAwMDA="  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Tests share one SQLite file (not an in-memory database) so that worker processes started by

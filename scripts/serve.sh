@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Serve the site in production: migrate, collect static files, then gunicorn in the foreground.
+# Needs the production secrets (README, Configuration); refuses to start without them. TLS is the
+# job of a proxy in front (nginx, a load balancer) that sets X-Forwarded-Proto.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-insurehub.settings.production}"
+PY="${PYTHON:-.venv/bin/python}"
+
+"$PY" manage.py migrate --noinput
+"$PY" manage.py collectstatic --noinput --verbosity 0
+
+# gthread workers: a desk page waits on insurers through the queue, so threads, not cores, bound
+# how many agents are served at once. The timeout outlives the slowest page; SIGTERM lets
+# requests in progress finish for up to WEB_GRACEFUL_TIMEOUT seconds.
+exec "$PY" -m gunicorn insurehub.wsgi:application \
+    --bind "${WEB_BIND:-127.0.0.1:8000}" \
+    --worker-class gthread \
+    --workers "${WEB_WORKERS:-2}" \
+    --threads "${WEB_THREADS:-8}" \
+    --timeout "${WEB_TIMEOUT:-60}" \
+    --graceful-timeout "${WEB_GRACEFUL_TIMEOUT:-20}" \
+    --keep-alive 5 \
+    --max-requests "${WEB_MAX_REQUESTS:-2000}" \
+    --max-requests-jitter 200 \
+    --access-logfile - \
+    --no-control-socket \
+    --forwarded-allow-ips "${WEB_FORWARDED_ALLOW_IPS:-127.0.0.1}"
