@@ -30,9 +30,9 @@ from urllib3.exceptions import NewConnectionError
 
 from insurehub.dbpool import db_connection_release
 from integrations.classification import classify
+from integrations.masking import mask_and_cut, raw_sample
 from integrations.recording import MAX_RAW_SAMPLE, AttemptRecord, AttemptRecorder
 from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, Refusal
-from integrations.validators import mask_identities_in_text
 
 T = TypeVar("T")
 
@@ -71,7 +71,8 @@ class Reply:
         return self.headers.get("Content-Type", "").split(";")[0].strip().lower()
 
     def sample(self) -> str:
-        return mask_identities_in_text(self.text[:MAX_RAW_SAMPLE])
+        charset = self.headers.get("Content-Type", "").partition("charset=")[2].split(";")[0].strip(" \"'")
+        return raw_sample(self.content, MAX_RAW_SAMPLE, charset=charset or None)
 
 
 @dataclass
@@ -159,7 +160,7 @@ class Channel:
                 ErrorKind.UNCLASSIFIED,
                 provider_code="MALFORMED_RESPONSE",
                 # The exception may quote the answer, identity numbers included.
-                message=mask_identities_in_text(f"{type(exc).__name__}: {exc}")[:300],
+                message=_scrubbed(f"{type(exc).__name__}: {exc}", call, 300),
                 http_status=reply.status if reply else None,
                 ambiguous=True,
                 raw_sample=reply.sample() if reply else "",
@@ -185,7 +186,7 @@ class Channel:
             # Refused before a byte left (a header with a line break, a bad URL): the insurer
             # never saw it, so no attempt is recorded and nothing can have taken effect.
             raise InsurerError(
-                ErrorKind.UNCLASSIFIED, provider_code=NOT_SENT, message=f"{type(exc).__name__}: {exc}"[:300]
+                ErrorKind.UNCLASSIFIED, provider_code=NOT_SENT, message=_not_sent_message(exc, call)
             ) from exc
         try:
             with _DeadlineWatch(read_timeout):
@@ -200,23 +201,31 @@ class Channel:
                 finally:
                     response.close()
         except requests.exceptions.ConnectTimeout as exc:
-            raise InsurerError(ErrorKind.TIMEOUT, provider_code="CONNECT_TIMEOUT", message=str(exc)[:300]) from exc
+            raise InsurerError(
+                ErrorKind.TIMEOUT, provider_code="CONNECT_TIMEOUT", message=_transport_message(exc, call)
+            ) from exc
         except requests.exceptions.ReadTimeout as exc:
             # The request went out; the insurer may have acted on it.
             raise InsurerError(
-                ErrorKind.TIMEOUT, provider_code="READ_TIMEOUT", message=str(exc)[:300], ambiguous=True
+                ErrorKind.TIMEOUT, provider_code="READ_TIMEOUT", message=_transport_message(exc, call), ambiguous=True
             ) from exc
         except requests.exceptions.ConnectionError as exc:
             if _never_connected(exc):
                 raise InsurerError(
-                    ErrorKind.CONNECTION, provider_code="CONNECT_FAILED", message=str(exc)[:300]
+                    ErrorKind.CONNECTION, provider_code="CONNECT_FAILED", message=_transport_message(exc, call)
                 ) from exc
             raise InsurerError(
-                ErrorKind.CONNECTION, provider_code="CONNECTION_RESET", message=str(exc)[:300], ambiguous=True
+                ErrorKind.CONNECTION,
+                provider_code="CONNECTION_RESET",
+                message=_transport_message(exc, call),
+                ambiguous=True,
             ) from exc
         except requests.exceptions.RequestException as exc:
             raise InsurerError(
-                ErrorKind.CONNECTION, provider_code="INCOMPLETE_RESPONSE", message=str(exc)[:300], ambiguous=True
+                ErrorKind.CONNECTION,
+                provider_code="INCOMPLETE_RESPONSE",
+                message=_transport_message(exc, call),
+                ambiguous=True,
             ) from exc
         return Reply(status=response.status_code, headers=response.headers, content=content)
 
@@ -231,7 +240,7 @@ class Channel:
         return InsurerError(
             kind,
             provider_code=refusal.code,
-            message=mask_identities_in_text(refusal.message)[:500],
+            message=mask_and_cut(refusal.message, 500),
             http_status=status,
             field=refusal.field,
             wait=refusal.wait,
@@ -271,6 +280,50 @@ class Channel:
                 finished_at=datetime.now(UTC),
             )
         )
+
+
+# Headers that carry no secret: their values may be named in a message.
+_PLAIN_HEADERS = frozenset({"accept", "accept-encoding", "content-type", "content-length", "soapaction", "user-agent"})
+
+
+def _secrets_of(call: Call) -> list[str]:
+    """Every form in which a header value of `call` could show up in an exception's text: as
+    sent, as Python repr'd it, and each word of it ("Bearer <token>")."""
+    found: set[str] = set()
+    for name, value in (call.headers or {}).items():
+        if str(name).lower() in _PLAIN_HEADERS:
+            continue
+        text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+        for form in (text, repr(text)[1:-1], repr(value), *text.split()):
+            if len(form.strip()) >= 4:
+                found.add(form.strip())
+    return sorted(found, key=len, reverse=True)
+
+
+def _scrubbed(text: str, call: Call, limit: int) -> str:
+    """Credentials out, identity numbers masked, then cut: agents read this on the desk."""
+    for secret in _secrets_of(call):
+        text = text.replace(secret, "***")
+    return mask_and_cut(text, limit)
+
+
+def _not_sent_message(exc: BaseException, call: Call) -> str:
+    """`requests` quotes the offending header value in an InvalidHeader (a credential, with
+    its stray line break); we name the header instead and never use its text."""
+    if isinstance(exc, requests.exceptions.InvalidHeader):
+        for name, value in (call.headers or {}).items():
+            try:
+                requests.utils.check_header_validity((name, value))
+            except requests.exceptions.InvalidHeader:
+                # Only a header name we wrote ourselves is named, and never its value.
+                shown = name if isinstance(name, str) and name.isprintable() and len(name) <= 64 else "?"
+                return _scrubbed(f"InvalidHeader: header {shown!r} has an invalid name or value", call, 300)
+        return "InvalidHeader: a header has an invalid name or value"
+    return _scrubbed(f"{type(exc).__name__}: {exc}", call, 300)
+
+
+def _transport_message(exc: BaseException, call: Call) -> str:
+    return _scrubbed(str(exc), call, 300)
 
 
 def _read_capped(response: requests.Response) -> bytes:

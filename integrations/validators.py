@@ -19,6 +19,8 @@ from datetime import date, datetime, timedelta, timezone
 from stdnum.exceptions import ValidationError as StdnumValidationError
 from stdnum.tr import tckimlik, vkn
 
+# Masking lives in integrations.masking; these names stay importable from here for older callers.
+from integrations.masking import mask_identities_in_text, mask_identity
 from integrations.operations import PRODUCT_INPUT_FIELDS
 
 __all__ = [
@@ -59,7 +61,6 @@ _SERIAL_RE = re.compile(r"[A-Z]{2}[0-9]{6}")
 # accepts.
 _DIGITS_RE = re.compile(r"[0-9]+")
 _INT_RE = re.compile(r"[+-]?[0-9]+")
-_IDENTITY_IN_TEXT_RE = re.compile(r"(?<![0-9])[0-9]{10,11}(?![0-9])")
 
 _PLATE_MESSAGE = "Geçerli bir plaka girin (ör. 34 ABC 123)."
 _OWNER_ID_FORMAT_MESSAGE = "T.C. kimlik numarası 11, vergi kimlik numarası 10 haneli olmalıdır; yalnızca rakam girin."
@@ -287,32 +288,6 @@ def validate_damage_status(value: object) -> str:
     """ "heavy" is accepted on purpose: refusing a heavily damaged building is the insurers'
     business answer, and the agent should see it as that, not as a typing mistake."""
     return _choice("damage_status", value, DAMAGE_STATUSES, _DAMAGE_STATUS_MESSAGE)
-
-
-# --- KVKK masking ------------------------------------------------------------------------------
-
-
-def mask_identity(value: str) -> str:
-    """KVKK: logs and screens keep only enough of an identity number to tell two customers
-    apart. At most five characters survive, and only of strings at least ten long, so a short
-    fragment is never half revealed. Never raises, because it runs inside logging."""
-    if value is None:
-        return ""
-    text = _without_whitespace(value if isinstance(value, str) else str(value)).replace("-", "")
-    if len(text) < 10:
-        return "*" * len(text)
-    return text[:3] + "*" * (len(text) - 5) + text[-2:]
-
-
-def mask_identities_in_text(text: str) -> str:
-    """Raw insurer answers and log lines echo identity numbers in every shape (JSON, SOAP,
-    query strings). Any standalone 10- or 11-digit run is masked, even when it turns out to be a
-    phone or account number: over-masking a log line costs little, leaking a TCKN does not."""
-    if text is None:
-        return ""
-    if not isinstance(text, str):
-        text = str(text)
-    return _IDENTITY_IN_TEXT_RE.sub(lambda match: mask_identity(match.group()), text)
 
 
 # --- whole requests ----------------------------------------------------------------------------

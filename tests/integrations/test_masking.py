@@ -1,0 +1,133 @@
+"""KVKK masking: identity numbers in any shape, any encoding, cut anywhere, never leave nine digits."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from stdnum.tr import tckimlik, vkn
+
+from integrations import validators
+from integrations.masking import decode_body, mask_and_cut, mask_identities_in_text, raw_sample
+
+PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+tckns = st.builds(
+    lambda first, rest: first + rest + tckimlik.calc_check_digits(first + rest),
+    st.sampled_from("123456789"),
+    st.text(alphabet="0123456789", min_size=8, max_size=8),
+)
+vkns = st.text(alphabet="0123456789", min_size=9, max_size=9).map(lambda head: head + vkn.calc_check_digit(head))
+identities = st.one_of(tckns, vkns)
+SEPARATORS = ["", "", "", " ", ".", "-", "\u00a0", "\u202f", "\u2009"]
+# Arbitrary text around the number, without ASCII digits: any digit left in the output is one
+# of the identity's.
+context = st.text(alphabet=st.characters(exclude_characters="0123456789", exclude_categories=("Cs",)), max_size=60)
+ENCODINGS = ["text", "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"]
+
+
+@st.composite
+def spaced(draw, number: str) -> str:
+    """The number as someone might write it: any of the separators between any two digits."""
+    return number[0] + "".join(draw(st.sampled_from(SEPARATORS)) + digit for digit in number[1:])
+
+
+def surviving_runs(identity: str, output: str) -> list[str]:
+    """Nine-digit stretches of `identity` still readable in `output`, whatever sits between its
+    digits (a masked digit, `*`, breaks a stretch)."""
+    digits = re.sub(r"[^0-9*]", "", output)
+    return [identity[i : i + 9] for i in range(len(identity) - 8) if identity[i : i + 9] in digits]
+
+
+@PROPERTY
+@given(
+    identity=identities,
+    data=st.data(),
+    before=context,
+    after=context,
+    encoding=st.sampled_from(ENCODINGS),
+    limit=st.integers(0, 200),
+)
+def test_no_nine_digits_of_an_identity_survive_any_shape_encoding_or_cut(identity, data, before, after, encoding, limit):
+    """A valid TCKN/VKN with any separators, in UTF-8 or UTF-16/32, cut at any length: at most
+    eight of its digits in a row come out."""
+    text = before + data.draw(spaced(identity), label="written") + after
+    body = text if encoding == "text" else text.encode(encoding)
+    assert surviving_runs(identity, raw_sample(body, limit)) == []
+
+
+@PROPERTY
+@given(identity=identities, data=st.data(), before=context, after=context)
+def test_whole_text_masking_hides_the_identity_in_any_shape(identity, data, before, after):
+    """Uncut, the identity is masked wherever it sits, and masking twice changes nothing."""
+    masked = mask_identities_in_text(before + data.draw(spaced(identity)) + after)
+    assert surviving_runs(identity, masked) == []
+    assert mask_identities_in_text(masked) == masked
+
+
+@PROPERTY
+@given(identity=identities, before=context, limit=st.integers(0, 80))
+def test_a_cut_through_an_identity_leaves_no_nine_digit_head(identity, before, limit):
+    """Cutting after masking, not before: the head of a cut identity never shows nine digits."""
+    assert surviving_runs(identity, mask_and_cut(before + identity + "}", limit)) == []
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("10000000146", "100******46"),
+        ("100 000 001 46", "100 *** *** 46"),
+        ("100.000.001-46", "100.***.***-46"),
+        ("100\u00a0000\u00a0001\u00a046", "100\u00a0***\u00a0***\u00a046"),
+        ("454 053 6920", "454 *** **20"),
+        ("4540536920", "454*****20"),
+        # A mistyped TCKN is still a person's number: 11 digits are masked whatever the checksum.
+        ("10000000147", "100******47"),
+    ],
+)
+def test_identity_numbers_are_masked_in_their_usual_shapes(written, expected):
+    """Spaced, dotted and NBSP-grouped numbers are one number each, masked as such."""
+    assert mask_identities_in_text(f"kimlik: {written}.") == f"kimlik: {expected}."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"uavt_code": "1234567891"}',  # a UAVT code that is no valid VKN
+        "Teklif AK-T-123456789012 bulunamadı",  # a quote number: longer than any identity
+        "Poliçe 2026-000124-45 aktif",  # (one in ten such numbers passes the VKN checksum: masked)
+        "ref=123456789",
+        "tarih 30.11.2026 saat 12:00",
+    ],
+)
+def test_numbers_that_are_no_identity_stay_readable(text):
+    """UAVT codes, quote and policy numbers and dates are what support reads: left alone."""
+    assert mask_identities_in_text(text) == text
+
+
+def test_nine_to_eleven_digits_touching_a_cut_are_masked():
+    """A run cut down to 9–11 digits may be the head of an identity: masked whole."""
+    assert mask_and_cut("no=123456789012345", 12) == "no=*********"
+    assert mask_and_cut("no=123 456 789 012", 14) == "no=*** *** ***"
+    # Eight digits cannot rebuild an identity cheaply; a whole short answer is not cut at all.
+    assert mask_and_cut("no=123456789012345", 11) == "no=12345678"
+    assert mask_and_cut("ref=123456789", 100) == "ref=123456789"
+
+
+def test_utf16_bodies_are_decoded_before_masking():
+    """Digits of a UTF-16 body are not ASCII runs until decoded; BOM or not, they are masked."""
+    answer = '{"hata": "TCKN 10000000146 bulunamadı"}'
+    for encoding in ("utf-16", "utf-16-le", "utf-16-be", "utf-8-sig", "utf-32"):
+        body = answer.encode(encoding)
+        assert decode_body(body) == answer, encoding
+        assert raw_sample(body, 2000) == '{"hata": "TCKN 100******46 bulunamadı"}', encoding
+    # The declared charset is used when the body is not UTF-8.
+    assert decode_body("Müşteri 10000000146".encode("iso-8859-9"), "iso-8859-9") == "Müşteri 10000000146"
+
+
+def test_validators_keeps_the_old_names():
+    """Callers importing masking from validators keep working, with the one implementation."""
+    assert validators.mask_identities_in_text is mask_identities_in_text
+    assert validators.mask_identity("10000000146") == "100******46"
