@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from integrations.adapters.registry import adapter_class
 from integrations.channel import CallContext, Channel
@@ -18,9 +19,14 @@ from integrations.recording import AttemptRecorder, DatabaseRecorder
 from integrations.taxonomy import InsurerError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Endpoint:
-    """Where and as whom to call: an insurer's address and one agency's credentials there."""
+    """Where and as whom to call: an insurer's address and one agency's credentials there.
+
+    Its repr (and str) name the credentials' fields, never their values, and drop any user
+    and password written into the address: an Endpoint ends up in tracebacks, debug logs and
+    django-q task arguments, all of which people read.
+    """
 
     insurer_code: str
     base_url: str
@@ -28,6 +34,17 @@ class Endpoint:
     account_key: str = ""
     # The agency's contracted calls per second at this insurer: the send-rate ceiling.
     contracted_rate: float | None = None
+
+    def __repr__(self) -> str:
+        parts = urlsplit(self.base_url)
+        address = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        return (
+            f"Endpoint(insurer_code={self.insurer_code!r}, base_url={address!r}, "
+            f"credentials=<{', '.join(sorted(map(str, self.credentials)))}: hidden>, "
+            f"account_key={self.account_key!r}, contracted_rate={self.contracted_rate!r})"
+        )
+
+    __str__ = __repr__
 
 
 def endpoint_for_account(account: InsurerAccount) -> Endpoint:
