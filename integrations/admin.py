@@ -1,7 +1,8 @@
 """Admin for what operators tune: insurers, accounts, retry policies, error mappings; the logs read-only.
 
-Every add, change and delete here (list-view edits and bulk deletes included) writes an
-`AdminChange` entry with each field's old and new value, in the same transaction as the change.
+Every add, change and delete of these rows (here, list-view edits and bulk deletes included, or
+anywhere else) writes an `AdminChange` entry with each field's old and new value, in the same
+transaction as the change (integrations.audit).
 Policies and mappings are read by workers through a five-second cache: a change is in force
 everywhere within seconds, with no restart.
 """
@@ -22,14 +23,7 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.debug import sensitive_post_parameters
 
-from integrations.audit import (
-    AUDITED_MODELS,
-    admin_change_record,
-    admin_change_record_delete,
-    admin_change_snapshot,
-    admin_change_summary,
-    audit_value_shown,
-)
+from integrations.audit import AUDITED_MODELS, admin_change_summary, audit_value_shown
 from integrations.classification import MAPPING_CACHE_SECONDS, clear_mapping_cache
 from integrations.models import (
     PRODUCT_CHOICES,
@@ -60,30 +54,22 @@ POLICY_TUNABLES = [
 
 
 class AuditedAdmin(admin.ModelAdmin):
-    """Records every add, change and delete made through this admin in `AdminChange`."""
+    """Drops local caches after a change. The `AdminChange` entry itself is written by the
+    model signals of `integrations.audit`, naming `request.user` (`AuditActorMiddleware`)."""
 
     # Local caches to drop after a change, so this process does not wait out its own cache.
     clear_caches: tuple = ()
     change_notice = ""
 
     def save_model(self, request: HttpRequest, obj: models.Model, form: forms.ModelForm, change: bool) -> None:
-        before = None
-        if change:
-            stored = type(obj)._default_manager.filter(pk=obj.pk).first()
-            before = admin_change_snapshot(stored) if stored is not None else None
         super().save_model(request, obj, form, change)
-        action = AdminChange.Action.CHANGE if change and before is not None else AdminChange.Action.ADD
-        admin_change_record(user=request.user, action=action, obj=obj, before=before)
         self._after_change(request)
 
     def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
-        admin_change_record_delete(user=request.user, obj=obj)
         super().delete_model(request, obj)
         self._after_change(request)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for obj in queryset:
-            admin_change_record_delete(user=request.user, obj=obj)
         super().delete_queryset(request, queryset)
         self._after_change(request)
 

@@ -8,7 +8,9 @@ class IntegrationsConfig(AppConfig):
     def ready(self) -> None:
         # Importing the adapters registers them; the registry must be complete before any call.
         from insurehub.dbpool import install_fork_guard
-        from integrations import adapters  # noqa: F401
+
+        # Importing the audit connects its model signals: every change to an audited row is recorded.
+        from integrations import adapters, audit  # noqa: F401
 
         # django-q2 forks its workers: a child must not use its parent's pooled connections.
         install_fork_guard()

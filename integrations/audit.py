@@ -1,63 +1,158 @@
-"""The audit trail of operator changes: who changed which tuning row, when, each field from → to.
+"""The audit trail of every change to what decides access or money: who, when, which row, each field from → to.
 
-The admin calls these services for every add, change and delete (forms, list-view edits,
-bulk deletes, the rows a deleted insurer takes with it), and so does the health dashboard's
-"classify as" button. Entries are written in the caller's transaction: a change that rolls
-back leaves no entry behind.
+Audited: agencies and which agency each login works for, users (active, staff, superuser,
+groups, permissions; the password only as "changed"), groups' permissions, and what tunes an
+insurer (insurers, accounts, retry policies, error mappings). Model signals record every
+save and delete of those rows, wherever it comes from: the admin (its forms, list-view edits,
+bulk deletes, the rows a deleted insurer takes with it), a service such as the dashboard's
+"classify as", a shell or a management command. So a new way of changing them cannot forget
+to audit. What signals do not see: `QuerySet.update()`, `bulk_create()` and raw SQL on these
+models — do not use them there.
 
-Credentials are never written here, not even encrypted: an entry only says they changed.
+Who: the logged-in user of the request being served (`AuditActorMiddleware`), or the user a
+service names with `audit_actor(user)`; outside any request the entry says "system".
+
+Entries are written in the caller's transaction: a change that rolls back leaves no entry
+behind. (In autocommit, as in a shell, the entry follows the change at once.)
+
+Secrets are never written here, not even encrypted or hashed: an entry only says they changed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.core.exceptions import ValidationError
-from django.db import models, router, transaction
-from django.db.models.deletion import Collector
+from django.db import models, transaction
+from django.db.models.signals import m2m_changed, post_save, pre_delete, pre_save
+from django.http import HttpRequest, HttpResponse
 
+from agencies.models import Agency, AgentProfile
 from integrations.classification import clear_mapping_cache
 from integrations.models import AdminChange, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
 from integrations.taxonomy import ErrorKind
 
-AUDITED_MODELS: tuple[type[models.Model], ...] = (Insurer, InsurerAccount, OperationPolicy, ErrorMapping)
+User = AbstractBaseUser | AnonymousUser | None
 
-# Field -> (name shown in the entry, label). The value itself never leaves this module.
-SECRET_FIELDS = {"credentials_encrypted": ("credentials", "kimlik bilgileri")}
+# Who an entry names when no request and no service says who: a shell, a command, a worker.
+SYSTEM_ACTOR = "system"
+# A request with nobody logged in (a password reset link, a rehash during a login).
+ANONYMOUS_ACTOR = "anonim"
 
-# Bookkeeping the database writes by itself: not an operator's change.
+# Bookkeeping the database writes by itself: not anyone's decision.
 UNAUDITED_FIELDS = frozenset({"id", "created_at", "updated_at"})
 
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """What of a model is audited. `fields=None`: every concrete field but the bookkeeping ones."""
+
+    fields: tuple[str, ...] | None = None
+    # Field -> (name shown in the entry, label). The value itself never leaves this module.
+    secrets: dict[str, tuple[str, str]] = field(default_factory=dict)
+    many_to_many: tuple[str, ...] = ()
+
+    def field_names(self, model: type[models.Model]) -> list[str]:
+        names = [f.name for f in model._meta.concrete_fields if f.name not in UNAUDITED_FIELDS]
+        if self.fields is not None:
+            names = [name for name in names if name in self.fields or name in self.secrets]
+        return names
+
+
+AUDIT_SPECS: dict[type[models.Model], AuditSpec] = {
+    Insurer: AuditSpec(),
+    InsurerAccount: AuditSpec(secrets={"credentials_encrypted": ("credentials", "kimlik bilgileri")}),
+    OperationPolicy: AuditSpec(),
+    ErrorMapping: AuditSpec(),
+    Agency: AuditSpec(),
+    AgentProfile: AuditSpec(),
+    # Not last_login (every login writes it) nor names and e-mail: they decide nothing.
+    get_user_model(): AuditSpec(
+        fields=("username", "is_active", "is_staff", "is_superuser"),
+        secrets={"password": ("password", "parola")},
+        many_to_many=("groups", "user_permissions"),
+    ),
+    Group: AuditSpec(fields=("name",), many_to_many=("permissions",)),
+}
+AUDITED_MODELS: tuple[type[models.Model], ...] = tuple(AUDIT_SPECS)
+
 Snapshot = dict[str, Any]
-User = AbstractBaseUser | AnonymousUser | None
+
+
+# --- Who ------------------------------------------------------------------------------------
+
+_current_request: ContextVar[HttpRequest | None] = ContextVar("audit_request", default=None)
+_named_actor: ContextVar[tuple[User] | None] = ContextVar("audit_actor", default=None)
+
+
+class AuditActorMiddleware:
+    """Lets audit entries name the request's user. `request.user` is read when an entry is
+    written, not here: DRF's token authentication sets it only inside the view."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        token = _current_request.set(request)
+        try:
+            return self.get_response(request)
+        finally:
+            _current_request.reset(token)
+
+
+@contextmanager
+def audit_actor(user: User) -> Iterator[None]:
+    """Changes made inside are recorded as `user`'s (a service acting for someone it was handed)."""
+    token = _named_actor.set((user,))
+    try:
+        yield
+    finally:
+        _named_actor.reset(token)
+
+
+def audit_actor_current() -> tuple[AbstractBaseUser | None, str]:
+    """The user an entry names now, and the name written beside it."""
+    named = _named_actor.get()
+    request = _current_request.get()
+    if named is not None:
+        user = named[0]
+    elif request is not None:
+        user = getattr(request, "user", None)
+    else:
+        return None, SYSTEM_ACTOR
+    if user is not None and user.is_authenticated:
+        return user, user.get_username()
+    return None, ANONYMOUS_ACTOR if request is not None else SYSTEM_ACTOR
+
+
+# --- What -----------------------------------------------------------------------------------
 
 
 def admin_change_snapshot(obj: models.Model) -> Snapshot:
-    """The operator-set fields of `obj`, as JSON-ready values (related rows by their name)."""
+    """The audited fields of `obj`, as JSON-ready values (related rows by their name)."""
     snapshot: Snapshot = {}
-    for field in obj._meta.concrete_fields:
-        if field.name in UNAUDITED_FIELDS:
-            continue
-        if field.is_relation:
-            related = getattr(obj, field.name, None)
-            snapshot[field.name] = str(related) if related is not None else None
+    for name in AUDIT_SPECS[type(obj)].field_names(type(obj)):
+        model_field = obj._meta.get_field(name)
+        if model_field.is_relation:
+            related = getattr(obj, name, None)
+            snapshot[name] = str(related) if related is not None else None
         else:
-            snapshot[field.name] = _json_ready(field.value_from_object(obj))
+            snapshot[name] = _json_ready(model_field.value_from_object(obj))
     return snapshot
 
 
 def admin_change_record(
-    *,
-    user: User,
-    action: str,
-    obj: models.Model,
-    before: Snapshot | None = None,
-    after: Snapshot | None = None,
+    *, action: str, obj: models.Model, before: Snapshot | None = None, after: Snapshot | None = None
 ) -> AdminChange | None:
-    """Write one entry; returns None for a "change" that changed nothing.
+    """Write one entry for `obj` naming the current actor; None for a "change" that changed nothing.
 
     `before` is required for change and delete, `after` for add and change; when omitted it is
     taken from `obj` as it is now.
@@ -66,14 +161,18 @@ def admin_change_record(
         after = admin_change_snapshot(obj)
     if action == AdminChange.Action.DELETE and before is None:
         before = admin_change_snapshot(obj)
-    # A deleted account's credentials go with it: nothing to say about them.
+    # A deleted row's secrets go with it: nothing to say about them.
     changes = _diff(type(obj), before or {}, after or {}, secrets=action != AdminChange.Action.DELETE)
     if action == AdminChange.Action.CHANGE and not changes:
         return None
-    authenticated = user is not None and user.is_authenticated
+    return _entry_create(action=action, obj=obj, changes=changes)
+
+
+def _entry_create(*, action: str, obj: models.Model, changes: list[dict[str, Any]]) -> AdminChange:
+    user, username = audit_actor_current()
     return AdminChange.objects.create(
-        user=user if authenticated else None,
-        username=user.get_username() if authenticated else "",
+        user=user,
+        username=username,
         action=action,
         model_name=obj._meta.model_name,
         object_id=str(obj.pk),
@@ -83,32 +182,94 @@ def admin_change_record(
     )
 
 
-def admin_change_record_delete(*, user: User, obj: models.Model) -> list[AdminChange]:
-    """Entries for `obj` and every audited row its deletion cascades to (an insurer's policies...).
+# --- Signals --------------------------------------------------------------------------------
 
-    Call before deleting: afterwards the rows are gone.
-    """
-    collector = Collector(using=router.db_for_write(type(obj)))
-    collector.collect([obj])
-    doomed: list[models.Model] = [obj]
-    for model, instances in collector.data.items():
-        if model in AUDITED_MODELS:
-            doomed.extend(i for i in instances if not (type(i) is type(obj) and i.pk == obj.pk))
-    for queryset in collector.fast_deletes:
-        if queryset.model in AUDITED_MODELS:
-            doomed.extend(queryset)
-    entries = []
-    for row in doomed:
-        entry = admin_change_record(user=user, action=AdminChange.Action.DELETE, obj=row)
-        if entry is not None:
-            entries.append(entry)
-    return entries
+
+def _before_save(sender: type[models.Model], instance: models.Model, raw: bool = False, **kwargs: Any) -> None:
+    instance._audit_before = None  # type: ignore[attr-defined]
+    instance._audit_skip = raw  # type: ignore[attr-defined]  # fixtures load data, nobody decides
+    update_fields = kwargs.get("update_fields")
+    audited = AUDIT_SPECS[sender].field_names(sender)
+    if update_fields is not None and not set(update_fields) & set(audited):
+        instance._audit_skip = True  # type: ignore[attr-defined]  # e.g. last_login at every login
+        return
+    if raw or instance._state.adding or instance.pk is None:
+        return
+    stored = sender._default_manager.filter(pk=instance.pk).first()
+    instance._audit_before = admin_change_snapshot(stored) if stored is not None else None  # type: ignore[attr-defined]
+
+
+def _after_save(sender: type[models.Model], instance: models.Model, created: bool, **kwargs: Any) -> None:
+    if getattr(instance, "_audit_skip", False):
+        return
+    before = getattr(instance, "_audit_before", None)
+    if created or before is None:
+        admin_change_record(action=AdminChange.Action.ADD, obj=instance)
+    else:
+        admin_change_record(action=AdminChange.Action.CHANGE, obj=instance, before=before)
+    instance._audit_before = None  # type: ignore[attr-defined]
+
+
+def _before_delete(sender: type[models.Model], instance: models.Model, **kwargs: Any) -> None:
+    # Before, not after: the rows this one names (an account's insurer) may be gone afterwards.
+    # Every cascaded row gets its own signal (a listener turns off Django's fast delete for it),
+    # and the delete runs in a transaction, so a failed delete takes its entries back.
+    admin_change_record(action=AdminChange.Action.DELETE, obj=instance)
+
+
+def _names(owner: models.Model, field_name: str) -> list[str]:
+    return sorted(str(related) for related in getattr(owner, field_name).all())
+
+
+def _many_to_many_changed(
+    sender: type[models.Model],
+    instance: models.Model,
+    action: str,
+    reverse: bool,
+    model: type[models.Model],
+    pk_set: set[Any] | None,
+    **kwargs: Any,
+) -> None:
+    owner_model, field_name = _THROUGH[sender]
+    stash_name = f"_audit_m2m_{field_name}"
+    if action.startswith("pre_"):
+        if not reverse:
+            owners = [instance]
+        elif pk_set is not None:
+            owners = list(owner_model._default_manager.filter(pk__in=pk_set))
+        else:  # group.user_set.clear(): every user in the group loses it
+            owners = list(owner_model._default_manager.filter(**{field_name: instance}))
+        setattr(instance, stash_name, [(owner, _names(owner, field_name)) for owner in owners])
+        return
+    label = str(owner_model._meta.get_field(field_name).verbose_name)
+    for owner, before in getattr(instance, stash_name, []):
+        after = _names(owner, field_name)
+        if after != before:
+            change = {"field": field_name, "label": label, "from": before, "to": after}
+            _entry_create(action=AdminChange.Action.CHANGE, obj=owner, changes=[change])
+    setattr(instance, stash_name, [])
+
+
+_THROUGH: dict[type[models.Model], tuple[type[models.Model], str]] = {}
+
+for _model, _spec in AUDIT_SPECS.items():
+    uid = f"audit:{_model._meta.label}"
+    pre_save.connect(_before_save, sender=_model, dispatch_uid=uid)
+    post_save.connect(_after_save, sender=_model, dispatch_uid=uid)
+    pre_delete.connect(_before_delete, sender=_model, dispatch_uid=uid)
+    for _name in _spec.many_to_many:
+        _through = _model._meta.get_field(_name).remote_field.through
+        _THROUGH[_through] = (_model, _name)
+        m2m_changed.connect(_many_to_many_changed, sender=_through, dispatch_uid=f"{uid}.{_name}")
+
+
+# --- Services -------------------------------------------------------------------------------
 
 
 def error_mapping_classify(
     *, user: User, insurer_code: str, provider_code: str, kind: str, note: str = ""
 ) -> ErrorMapping:
-    """Map an insurer's raw code to a kind (the dashboard's "classify as"): creates or updates, audited.
+    """Map an insurer's raw code to a kind (the dashboard's "classify as"): creates or updates, audited as `user`.
 
     Every worker reads admin mappings through a five-second cache, so the new class is in force
     everywhere within seconds; this process drops its cache at once.
@@ -122,22 +283,20 @@ def error_mapping_classify(
     insurer = Insurer.objects.filter(code=insurer_code).first()
     if insurer is None:
         raise ValidationError({"insurer": "Böyle bir sigorta şirketi yok."})
-    with transaction.atomic():
+    with transaction.atomic(), audit_actor(user):
         mapping = ErrorMapping.objects.select_for_update().filter(insurer=insurer, provider_code=provider_code).first()
         if mapping is None:
             mapping = ErrorMapping(insurer=insurer, provider_code=provider_code, kind=chosen.value, note=note)
-            mapping.full_clean()
-            mapping.save()
-            admin_change_record(user=user, action=AdminChange.Action.ADD, obj=mapping)
         else:
-            before = admin_change_snapshot(mapping)
             mapping.kind = chosen.value
             mapping.note = note or mapping.note
-            mapping.full_clean()
-            mapping.save()
-            admin_change_record(user=user, action=AdminChange.Action.CHANGE, obj=mapping, before=before)
+        mapping.full_clean()
+        mapping.save()
         transaction.on_commit(clear_mapping_cache)
     return mapping
+
+
+# --- Reading --------------------------------------------------------------------------------
 
 
 def admin_change_summary(changes: list[dict[str, Any]]) -> str:
@@ -153,28 +312,31 @@ def admin_change_summary(changes: list[dict[str, Any]]) -> str:
 
 
 def _diff(model: type[models.Model], before: Snapshot, after: Snapshot, *, secrets: bool) -> list[dict[str, Any]]:
+    spec = AUDIT_SPECS[model]
     changes: list[dict[str, Any]] = []
-    for field in model._meta.concrete_fields:
-        name = field.name
+    for name in spec.field_names(model):
         if name not in before and name not in after:
             continue
         old, new = before.get(name), after.get(name)
-        if name in SECRET_FIELDS:
+        if name in spec.secrets:
             if not secrets:
                 continue
-            # Fernet output differs on every encryption, so any new ciphertext is a real change.
+            # Fernet output (and a password hash's salt) differs every time: any new value is a change.
             if (old or "") != (new or ""):
-                shown_name, label = SECRET_FIELDS[name]
+                shown_name, label = spec.secrets[name]
                 changes.append({"field": shown_name, "label": label, "secret": True})
             continue
         if old != new:
-            changes.append({"field": name, "label": str(field.verbose_name), "from": old, "to": new})
+            label = str(model._meta.get_field(name).verbose_name)
+            changes.append({"field": name, "label": label, "from": old, "to": new})
     return changes
 
 
 def _insurer_code(obj: models.Model) -> str:
     if isinstance(obj, Insurer):
         return obj.code
+    if not isinstance(obj, InsurerAccount | OperationPolicy | ErrorMapping):
+        return ""
     insurer = getattr(obj, "insurer", None)
     return insurer.code if isinstance(insurer, Insurer) else ""
 

@@ -68,6 +68,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Audit entries name the request's user (integrations.audit); "system" outside a request.
+    "integrations.audit.AuditActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -160,6 +162,9 @@ STATIC_ROOT = VAR_DIR / "static"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
+# Reverse proxies in front of the app that append to X-Forwarded-For (agencies.auth); 0: none, the
+# header is ignored. Behind a proxy it must be set, or every caller shares the proxy's lock-out.
+LOGIN_TRUSTED_PROXY_COUNT = env_int("LOGIN_TRUSTED_PROXY_COUNT", 0)
 # ModelBackend plus one rule: agents of a deactivated agency cannot log in, and their sessions end.
 AUTHENTICATION_BACKENDS = ["agencies.backends.ActiveAgencyModelBackend"]
 

@@ -1,17 +1,25 @@
-"""The audit trail: every admin add, change and delete of what tunes an insurer, with who, when and from → to."""
+"""The audit trail: every add, change and delete of what decides access or money, with who, when and from → to."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.core.management import call_command
+from django.db import transaction
 from django.urls import reverse
 
+from agencies.models import Agency, AgentProfile
 from integrations.admin import POLICY_TUNABLES
+from integrations.audit import SYSTEM_ACTOR, error_mapping_classify
 from integrations.models import AdminChange, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
 from integrations.policies import clear_policy_cache
+from sandbox import DEFAULT_ACCOUNTS
 
 pytestmark = pytest.mark.django_db
 
@@ -37,8 +45,13 @@ def change_url(obj) -> str:
     return reverse(f"admin:integrations_{obj._meta.model_name}_change", args=[obj.pk])
 
 
+def people_entries():
+    """Entries made by someone: the fixtures' own setup is recorded too, as the system's."""
+    return AdminChange.objects.exclude(username=SYSTEM_ACTOR)
+
+
 def entries_for(obj) -> list[AdminChange]:
-    return list(AdminChange.objects.filter(model_name=obj._meta.model_name, object_id=str(obj.pk)).order_by("id"))
+    return list(people_entries().filter(model_name=obj._meta.model_name, object_id=str(obj.pk)).order_by("id"))
 
 
 def test_change_form_records_who_and_each_field_from_and_to(admin_client, admin_user, policies):
@@ -126,7 +139,7 @@ def test_insurer_list_toggle_is_recorded(admin_client, seeded_accounts):
         if insurer.code != "deniz":
             data[f"form-{i}-is_active"] = "on"
     assert admin_client.post(reverse("admin:integrations_insurer_changelist"), data).status_code == 302
-    (entry,) = AdminChange.objects.all()
+    (entry,) = people_entries()
     assert entry.object_repr == "Deniz Sigorta"
     assert entry.changes == [{"field": "is_active", "label": "aktif", "from": True, "to": False}]
 
@@ -196,7 +209,7 @@ def test_an_invalid_change_leaves_no_entry(admin_client, policies):
     data = {name: getattr(policy, name) for name in [*POLICY_TUNABLES, "throttle_spread"]}
     data.update(insurer=policy.insurer_id, operation=policy.operation, max_delay=0.01, _save="Kaydet")
     assert admin_client.post(change_url(policy), data).status_code == 200
-    assert not AdminChange.objects.exists()
+    assert not people_entries().exists()
 
 
 def test_audit_trail_is_visible_and_read_only_in_admin(admin_client, policies):
@@ -205,17 +218,162 @@ def test_audit_trail_is_visible_and_read_only_in_admin(admin_client, policies):
     data = {name: getattr(policy, name) for name in [*POLICY_TUNABLES, "throttle_spread"]}
     data.update(insurer=policy.insurer_id, operation=policy.operation, max_attempts=2, _save="Kaydet")
     admin_client.post(change_url(policy), data)
-    entry = AdminChange.objects.get()
+    entry = people_entries().get()
 
     listing = admin_client.get(reverse("admin:integrations_adminchange_changelist")).content.decode()
     assert "en fazla deneme: 3 → 2" in listing
     trail = admin_client.get(
         reverse("admin:integrations_adminchange_changelist") + f"?model_name=operationpolicy&object_id={policy.pk}"
     )
-    assert trail.status_code == 200 and list(trail.context["cl"].result_list) == [entry]
+    # Newest first: the admin's change, then the policy's creation by the fixture (the system).
+    assert trail.status_code == 200
+    assert [e.username for e in trail.context["cl"].result_list] == [entry.username, SYSTEM_ACTOR]
+    assert entry in trail.context["cl"].result_list
     assert "Değişiklik geçmişi" in admin_client.get(change_url(policy)).content.decode()
 
     assert admin_client.get(reverse("admin:integrations_adminchange_add")).status_code == 403
     assert admin_client.post(reverse("admin:integrations_adminchange_delete", args=[entry.pk])).status_code == 403
     detail = admin_client.get(reverse("admin:integrations_adminchange_change", args=[entry.pk])).content.decode()
     assert 'name="_save"' not in detail
+
+
+# --- Beyond the admin's own forms ---------------------------------------------------------------
+
+
+@pytest.fixture
+def agent(seeded_accounts):
+    user = get_user_model().objects.create_user("ajan-denetim", password="ilk-parola-1")
+    AgentProfile.objects.create(user=user, agency=Agency.objects.get(code="ACENTE1"))
+    return user
+
+
+def test_agency_and_agent_profile_changes_through_the_admin_name_the_admin(admin_client, admin_user, agent):
+    """Deactivating an agency and moving an agent to another agency are recorded as the admin's."""
+    agency = Agency.objects.get(code="ACENTE1")
+    response = admin_client.post(
+        reverse("admin:agencies_agency_change", args=[agency.pk]),
+        {"code": agency.code, "name": agency.name, "_save": "Kaydet"},  # "aktif" unticked
+    )
+    assert response.status_code == 302
+    (entry,) = entries_for(agency)
+    assert (entry.user, entry.action) == (admin_user, "change")
+    assert entry.changes == [{"field": "is_active", "label": "aktif", "from": True, "to": False}]
+
+    profile = agent.agent_profile
+    other = Agency.objects.get(code="ACENTE2")
+    response = admin_client.post(
+        reverse("admin:agencies_agentprofile_change", args=[profile.pk]),
+        {"user": agent.pk, "agency": other.pk, "_save": "Kaydet"},
+    )
+    assert response.status_code == 302
+    (entry,) = entries_for(profile)
+    assert entry.username == admin_user.username
+    assert entry.changes == [{"field": "agency", "label": "agency", "from": str(agency), "to": str(other)}]
+
+
+def test_user_staff_groups_and_permissions_changes_through_the_admin(admin_client, admin_user, agent):
+    """Making an agent staff, adding a group and a permission: each recorded, the password only as changed."""
+    group = Group.objects.create(name="operasyon")
+    permission = Permission.objects.get(codename="change_operationpolicy")
+    form = {
+        "username": agent.username,
+        "is_active": "on",
+        "is_staff": "on",
+        "groups": [group.pk],
+        "user_permissions": [permission.pk],
+        "date_joined_0": "2026-01-01",
+        "date_joined_1": "10:00:00",
+        "_save": "Kaydet",
+    }
+    response = admin_client.post(reverse("admin:auth_user_change", args=[agent.pk]), form)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    entries = entries_for(agent)
+    assert {e.username for e in entries} == {admin_user.username}
+    changes = [c for e in entries for c in e.changes]
+    assert {"field": "is_staff", "label": "görev durumu", "from": False, "to": True} in changes
+    assert {"field": "groups", "label": "gruplar", "from": [], "to": ["operasyon"]} in changes
+    assert {"field": "user_permissions", "label": "kullanıcı izinleri", "from": [], "to": [str(permission)]} in changes
+
+    password_url = reverse("admin:auth_user_password_change", args=[agent.pk])
+    secret = "Yeni-Cok-Gizli-Parola-42"
+    response = admin_client.post(password_url, {"password1": secret, "password2": secret, "usable_password": "true"})
+    assert response.status_code == 302
+    agent.refresh_from_db()
+    assert {"field": "password", "label": "parola", "secret": True} in entries_for(agent)[-1].changes
+    stored = json.dumps(list(AdminChange.objects.values()), default=str)
+    assert secret not in stored and agent.password not in stored
+    assert "ilk-parola-1" not in stored
+
+
+def test_group_membership_changed_from_the_groups_side_is_recorded_on_the_user(agent):
+    """`group.user_set.add(user)` changes the user's access as much as `user.groups.add`: same entry."""
+    group = Group.objects.create(name="yetkili")
+    group.user_set.add(agent)
+    group.user_set.clear()
+    entries = [e for e in AdminChange.objects.filter(model_name="user", object_id=str(agent.pk)) if e.changes]
+    groups = [c for e in entries for c in e.changes if c["field"] == "groups"]
+    assert [(g["from"], g["to"]) for g in reversed(groups)] == [([], ["yetkili"]), (["yetkili"], [])]
+
+
+def test_service_call_is_recorded_as_the_user_it_acts_for(admin_user, seeded_accounts):
+    """A service handed a user (the dashboard's "classify as") records that user, even outside a request."""
+    mapping = error_mapping_classify(user=admin_user, insurer_code="anka", provider_code="AN-77", kind="timeout")
+    (entry,) = entries_for(mapping)
+    assert (entry.user, entry.action) == (admin_user, "add")
+
+
+def test_orm_changes_outside_a_request_are_the_systems(seeded_accounts):
+    """A shell or a command changing rows through the ORM is recorded, naming the system."""
+    agency = Agency.objects.get(code="ACENTE2")
+    agency.name = "Yeni Acente Adı"
+    agency.save()
+    entry = AdminChange.objects.filter(model_name="agency", object_id=str(agency.pk)).latest("id")
+    assert (entry.user, entry.username, entry.action) == (None, SYSTEM_ACTOR, "change")
+    assert entry.changes[0]["to"] == "Yeni Acente Adı"
+    common = {"base_delay": 0.25, "max_delay": 1.5, "deadline": 10.0, "attempt_timeout": 6.0}
+    policy = OperationPolicy.objects.create(
+        insurer=Insurer.objects.get(code="anka"), operation="trafik_quote", max_attempts=2, **common
+    )
+    policy.delete()
+    actions = list(AdminChange.objects.filter(model_name="operationpolicy").values_list("action", "username"))
+    assert actions == [("delete", SYSTEM_ACTOR), ("add", SYSTEM_ACTOR)]
+
+
+def test_management_command_changes_are_recorded_without_secrets(db, monkeypatch):
+    """`createsuperuser` and `seed_demo` write audited rows: recorded as the system's, no password, no credentials."""
+    secret = "komut-satiri-parolasi-9"
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", secret)
+    call_command("createsuperuser", "--noinput", "--username", "kok", "--email", "kok@example.com")
+    user = get_user_model().objects.get(username="kok")
+    (entry,) = AdminChange.objects.filter(model_name="user", object_id=str(user.pk))
+    assert (entry.action, entry.username, entry.user) == ("add", SYSTEM_ACTOR, None)
+    assert {"field": "is_superuser", "label": "süper kullanıcı durumu", "from": None, "to": True} in entry.changes
+    assert {"field": "password", "label": "parola", "secret": True} in entry.changes
+
+    call_command("seed_demo", stdout=io.StringIO())
+    account = InsurerAccount.objects.first()
+    entry = AdminChange.objects.filter(model_name="insureraccount", object_id=str(account.pk)).latest("id")
+    assert entry.username == SYSTEM_ACTOR
+    stored = json.dumps(list(AdminChange.objects.values()), default=str)
+    assert secret not in stored and user.password not in stored and account.credentials_encrypted not in stored
+    for credentials in DEFAULT_ACCOUNTS.get(account.insurer.code, []):
+        for value in credentials["credentials"].values():
+            assert str(value) not in stored
+
+
+def test_a_change_that_rolls_back_leaves_no_entry(seeded_accounts):
+    """Entries are written in the caller's transaction."""
+    agency = Agency.objects.get(code="ACENTE1")
+    before = AdminChange.objects.count()
+    with pytest.raises(RuntimeError), transaction.atomic():
+        agency.is_active = False
+        agency.save()
+        raise RuntimeError
+    assert AdminChange.objects.count() == before
+
+
+def test_a_login_writes_no_entry(client, agent):
+    """Every login updates last_login: not a decision, not recorded."""
+    before = AdminChange.objects.count()
+    assert client.login(username="ajan-denetim", password="ilk-parola-1")
+    assert AdminChange.objects.count() == before
