@@ -8,6 +8,7 @@ objects; another agency's id answers 404 exactly like an unknown one. Errors are
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 
@@ -113,7 +114,10 @@ class QuoteRequestsApi(APIView):
         return []
 
     def throttled(self, request: Request, wait: float | None) -> None:
-        raise exceptions.Throttled(wait=wait, detail=throttled_message(wait))
+        # `wait` set afterwards: given to the constructor, DRF appends an English sentence to the detail.
+        throttled = exceptions.Throttled(detail=throttled_message(wait))
+        throttled.wait = max(1, math.ceil(wait or 1))
+        raise throttled
 
     class ListFilterSerializer(serializers.Serializer):
         search = serializers.CharField(

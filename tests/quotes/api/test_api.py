@@ -507,10 +507,21 @@ def test_agent_cannot_read_list_or_issue_another_agencys_objects(clients, sandbo
 
 
 @pytest.mark.django_db
-def test_staff_see_every_agency(clients, staff_client, sandbox):
-    """Staff read every agency's requests, issuances and policies."""
+def test_staff_alone_see_nothing(clients, staff_client, sandbox):
+    """`is_staff` grants no reading across agencies: a staff token with no agency lists nothing."""
+    body_a = create(clients["ACENTE1"])
+    assert staff_client.get(REQUESTS).json()["count"] == 0
+    assert staff_client.get(detail_url(body_a["id"])).status_code == 404
+
+
+def test_view_all_agencies_reads_every_agency(clients, staff_client, sandbox):
+    """`quotes.view_all_agencies` reads every agency's requests, issuances and policies."""
+    from django.contrib.auth.models import Permission
+
     body_a, issuance = issued(clients["ACENTE1"], "bogazici")
     body_b = create(clients["ACENTE2"])
+    staff = get_user_model().objects.get(username="merkez")
+    staff.user_permissions.add(Permission.objects.get(codename="view_all_agencies"))
     assert {r["id"] for r in staff_client.get(REQUESTS).json()["results"]} == {body_a["id"], body_b["id"]}
     assert staff_client.get(detail_url(body_b["id"])).status_code == 200
     assert staff_client.get(issuance_url(issuance["id"])).json()["policy_no"] == issuance["policy_no"]
