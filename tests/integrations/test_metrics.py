@@ -41,10 +41,18 @@ def labels(**values: str) -> tuple:
     return tuple(sorted(values.items()))
 
 
+def operator(username: str):
+    """An on-call login: staff with `integrations.view_attempt`, what a session needs for /metrics."""
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user(username, is_staff=True)
+    user.user_permissions.add(Permission.objects.get(content_type__app_label="integrations", codename="view_attempt"))
+    return user
+
+
 @pytest.fixture
 def staff_client(client, db):
-    user = get_user_model().objects.create_user("nobetci", is_staff=True)
-    client.force_login(user)
+    client.force_login(operator("nobetci"))
     return client
 
 
@@ -125,7 +133,7 @@ def test_counters_count_the_calls_of_several_processes(worker_env, sandbox, seed
     for process in processes:
         output, _ = process.communicate(timeout=60)
         assert process.returncode in (0, 1), output.decode()
-    client.force_login(get_user_model().objects.create_user("nobetci-2", is_staff=True))
+    client.force_login(operator("nobetci-2"))
 
     metrics = scrape(client)
     attempts = metrics["insurehub_insurer_attempts_total"]
