@@ -15,11 +15,37 @@ $PY manage.py seed_demo
 $PY manage.py ensure_schedules
 
 pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
-trap cleanup EXIT INT TERM
+stopped=0
+# SIGTERM to every process (qcluster's main process stops its own workers, handing the work pump's
+# minute back within seconds); whatever still runs after STOP_GRACE seconds is SIGKILLed, qcluster
+# with its whole process group so no worker is left behind.
+cleanup() {
+    [ "$stopped" = 1 ] && return
+    stopped=1
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    local deadline=$((SECONDS + ${STOP_GRACE:-15})) pid alive
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        alive=0
+        for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+        [ "$alive" = 0 ] && break
+        sleep 0.2
+    done
+    for pid in "${pids[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "pid $pid still running after ${STOP_GRACE:-15} s: killing it" >&2
+            kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+        fi
+    done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
 
 $PY -m sandbox --realistic > var/sandbox.log 2>&1 & pids+=($!)
-$PY manage.py qcluster > var/qcluster.log 2>&1 & pids+=($!)
+# In a process group of its own: Ctrl-C reaches it once, as cleanup's SIGTERM, and a SIGKILL can
+# take its workers with it.
+setsid $PY manage.py qcluster > var/qcluster.log 2>&1 & pids+=($!)
 echo "Sandbox insurers on 127.0.0.1:8101-8104 (log: var/sandbox.log); qcluster log: var/qcluster.log"
 echo "Open http://127.0.0.1:${PORT}/  (logins: ajan1 / demo12345, admin / demo12345)"
 $PY manage.py runserver "127.0.0.1:${PORT}" & pids+=($!)

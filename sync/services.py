@@ -12,6 +12,9 @@ replayable in their original order.
 from __future__ import annotations
 
 import logging
+import multiprocessing.synchronize
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -285,8 +288,9 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
 
     seconds = min(seconds, max(settings.Q_CLUSTER["timeout"] - 10, 1))
     end = time.monotonic() + seconds
+    stopping = work_pump_stop_event()
     moved = 0
-    while True:
+    while not stopping.is_set():
         try:
             moved += len(sync_pump()) + len(issuance_pump())
         except DatabaseError:
@@ -294,7 +298,32 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
             logger.exception("work pump pass failed; trying again")
         if time.monotonic() + interval >= end:
             return moved
-        time.sleep(interval)
+        stopping.wait(interval)
+    # The pump holds no record: ending a pass early leaves nothing IN_FLIGHT, and the next
+    # cluster's pump picks up where this one left off.
+    logger.info("work pump: the cluster is stopping; pump ended early")
+    return moved
+
+
+def work_pump_stop_event() -> threading.Event | multiprocessing.synchronize.Event:
+    """What the pump waits on between passes: set when the cluster this process works in stops.
+
+    django-q2 stops a worker only with a "STOP" read after the task in hand, and no signal reaches
+    its workers (SIGTERM goes to the cluster's main process; workers ignore SIGINT), so a pump
+    looping for ~50 s held every stop for as long. The main process's signal handler sets an event
+    shared by every process of the cluster (they are forked from it); django-q2 gives it to the
+    Sentinel, not to workers, but the Sentinel that forked this worker is still on its stack.
+    Outside a cluster (a command, a test) there is no such stop: an event nobody sets.
+    """
+    from django_q.cluster import Sentinel
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, Sentinel) and owner.stop_event is not None:
+            return owner.stop_event
+        frame = frame.f_back
+    return threading.Event()
 
 
 # --- a whole run in-process (`sync_policies`) ------------------------------------------------------

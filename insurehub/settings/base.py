@@ -217,6 +217,9 @@ Q_CLUSTER = {
     "orm": "default",
     # How often an idle cluster asks the ORM broker for work: the quote desk waits on this.
     "poll": 0.05,
+    # Lets `Q_CLUSTER_NAME=<queue> manage.py qcluster` serve a queue of its own with this same
+    # configuration (django-q2 requires the key for that); tests use it to keep clusters apart.
+    "ALT_CLUSTERS": {},
 }
 if REDIS_URL:
     Q_CLUSTER.pop("orm")
