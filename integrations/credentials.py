@@ -40,3 +40,19 @@ def decrypt_credentials(token: str) -> dict[str, str]:
         return json.loads(_fernet().decrypt(token.encode()))
     except InvalidToken as exc:
         raise ValueError("insurer credentials cannot be decrypted with the configured key") from exc
+
+
+# --- payment tokens ----------------------------------------------------------------------------
+# A customer's payment token is a one-use secret like a credential: the same key keeps it at
+# rest, and only the moment of the insurer call sees it in clear.
+
+
+def encrypt_secret(value: str) -> str:
+    return _fernet().encrypt(str(value).encode()).decode()
+
+
+def decrypt_secret(token: str) -> str:
+    try:
+        return _fernet().decrypt(str(token).encode()).decode()
+    except InvalidToken as exc:
+        raise ValueError("a stored secret cannot be decrypted with the configured key") from exc

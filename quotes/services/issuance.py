@@ -4,12 +4,22 @@ The `Issuance` record, with its reference, is stored before the first call; a do
 a second tab or a retry finds that record instead of making another. Each try is one call
 (the record's state machine is the only retry layer), and every try after one that may have
 reached the insurer asks the insurer for the state before sending again.
+
+The customer's payment token is stored Fernet-encrypted (`payment_token_encrypted` in the
+payload), decrypted only to build the insurer call, and dropped once it can no longer be used:
+- SUBMITTED: at once, in the statement that marks the issuance submitted (`_store_policy`).
+- FAILED: kept (encrypted) for `PAYMENT_TOKEN_RETENTION`, because a FAILED issuance is replayed
+  from the admin after a fix and the admin has no way to ask the customer for a new token; past
+  that, `issuance_payment_tokens_purge` drops it, and a replay then fails at once, without a
+  call, asking for a new issuance (`PAYMENT_TOKEN_GONE_MESSAGE`).
+- DEFERRED, or anything still open: kept, since the issuance may still be sent.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +28,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from integrations.credentials import decrypt_secret, encrypt_secret
 from integrations.engine import Outcome
 from integrations.policies import policy_for
 from integrations.services.calls import endpoint_for_account, insurer_operation_run, new_reference
@@ -31,7 +42,7 @@ from integrations.services.work import (
     work_requeue_orphans,
     work_try,
 )
-from integrations.taxonomy import InsurerError
+from integrations.taxonomy import ErrorKind, InsurerError
 from integrations.work import WorkState
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services.quote_requests import agency_of
@@ -46,6 +57,12 @@ LEASE_MARGIN_SECONDS = 30.0
 TASK_TIMEOUT_MARGIN_SECONDS = 10.0
 # What the agent and the admin read while an earlier send may have taken effect at the insurer.
 UNKNOWN_OUTCOME_MESSAGE = "Sonuç bilinmiyor, sigorta şirketine soruluyor."
+# How long a FAILED issuance keeps its encrypted payment token for a replay.
+PAYMENT_TOKEN_RETENTION = timedelta(days=7)
+# The purge runs from the pump, which runs every second: at most this often.
+PAYMENT_TOKEN_PURGE_INTERVAL_SECONDS = 60.0
+PAYMENT_TOKEN_GONE_MESSAGE = "Ödeme bilgisi saklama süresi dolduğu için silindi; yeni ödeme bilgisiyle yeniden poliçeleştirin."  # noqa: E501, S105
+ENCRYPTED_TOKEN_KEY = "payment_token_encrypted"  # noqa: S105 - a payload key
 
 
 class IssuanceRefused(Exception):
@@ -83,7 +100,10 @@ def issuance_start(*, user: AbstractBaseUser, insurer_quote_id: int, payment_tok
                 agency=quote.request.agency,
                 requested_by=user,
                 reference=new_reference("IH"),
-                payload={"quote_no": quote.quote_no, "payment_token": str(payment_token).strip()},
+                payload={
+                    "quote_no": quote.quote_no,
+                    ENCRYPTED_TOKEN_KEY: encrypt_secret(str(payment_token).strip()),
+                },
             )
             transaction.on_commit(lambda: _enqueue(issuance.pk))
     except IntegrityError:
@@ -128,9 +148,33 @@ def issuance_process(issuance_id: int) -> str:
             return Issuance.objects.get(pk=issuance_id).state
 
 
+def payload_without_token(payload: dict) -> dict:
+    """The payload as kept once the token may no longer be used: encrypted or clear, it goes."""
+    return {key: value for key, value in payload.items() if key not in (ENCRYPTED_TOKEN_KEY, "payment_token")}
+
+
+def issuance_call_data(issuance: Issuance) -> dict | None:
+    """What the adapter is given: the payload with the token in clear, for this call only.
+    A clear `payment_token` is still read (rows written before encryption); None when the
+    token has been dropped."""
+    payload = issuance.payload
+    if payload.get(ENCRYPTED_TOKEN_KEY):
+        return {**payload_without_token(payload), "payment_token": decrypt_secret(payload[ENCRYPTED_TOKEN_KEY])}
+    if payload.get("payment_token"):
+        return dict(payload)
+    return None
+
+
 def _issuance_call(issuance: Issuance, permit: str) -> Outcome:
     account = issuance.insurer_quote.account
     endpoint = endpoint_for_account(account)  # may raise (a credential that no longer decrypts)
+    data = issuance_call_data(issuance)
+    if data is None:
+        # Replayed after the retention: nothing can be sent, and nothing was. Permanent.
+        error = InsurerError(
+            ErrorKind.VALIDATION, provider_code="PAYMENT_TOKEN_GONE", message=PAYMENT_TOKEN_GONE_MESSAGE
+        )
+        return Outcome(result=None, error=error, attempts=0, stop_reason="permanent")
 
     def before_send() -> None:
         # Written before anything leaves: if this worker dies mid-call, the next try looks first,
@@ -143,7 +187,7 @@ def _issuance_call(issuance: Issuance, permit: str) -> Outcome:
     return insurer_operation_run(
         endpoint=endpoint,
         operation="issue_policy",
-        data=issuance.payload,
+        data=data,
         product=issuance.quote_request.product,
         reference=issuance.reference,
         resume_issuance=issuance.maybe_sent,
@@ -178,8 +222,11 @@ ISSUANCE_WORK = WorkKind(
 
 @transaction.atomic
 def _store_policy(issuance: Issuance, account: Any, policy_no: str, status: str) -> None:
-    if not work_mark_submitted(issuance, policy_no=policy_no):
+    # The token goes in the same statement that marks the issuance submitted.
+    payload = payload_without_token(issuance.payload)
+    if not work_mark_submitted(issuance, policy_no=policy_no, payload=payload):
         return
+    issuance.payload = payload
     request = issuance.quote_request
     Policy.objects.get_or_create(
         insurer=account.insurer,
@@ -211,9 +258,36 @@ def issuance_replay_prepare(queryset: QuerySet[Issuance]) -> None:
         )
 
 
+def issuance_payment_tokens_purge(*, now: Any = None) -> int:
+    """Drop the payment tokens of issuances FAILED longer ago than the retention, and of any
+    SUBMITTED one still holding one (a row written before tokens were dropped there)."""
+    now = now or timezone.now()
+    stale = Issuance.objects.filter(payload__has_key=ENCRYPTED_TOKEN_KEY) | Issuance.objects.filter(
+        payload__has_key="payment_token"
+    )
+    stale = stale.filter(state=WorkState.SUBMITTED) | stale.filter(
+        state=WorkState.FAILED, finished_at__lt=now - PAYMENT_TOKEN_RETENTION
+    )
+    purged = 0
+    for pk, payload in stale.values_list("pk", "payload"):
+        # Guarded on the state: a replay that reopened it meanwhile keeps its token.
+        purged += Issuance.objects.filter(pk=pk, state__in=(WorkState.SUBMITTED, WorkState.FAILED)).update(
+            payload=payload_without_token(payload)
+        )
+    return purged
+
+
+_last_purge = 0.0
+
+
 def issuance_pump() -> list[int]:
     """Take back dead workers' records, queue those whose wait is over, and send again those
-    whose task was lost (`work_requeue_orphans`); run every second by the work pump."""
+    whose task was lost (`work_requeue_orphans`); run every second by the work pump. Once a
+    minute it also drops payment tokens past their retention."""
+    global _last_purge
+    if time.monotonic() - _last_purge >= PAYMENT_TOKEN_PURGE_INTERVAL_SECONDS:
+        _last_purge = time.monotonic()
+        issuance_payment_tokens_purge()
     ids = work_reclaim_expired(Issuance) + work_promote_due(Issuance)
     ids += [pk for pk in work_requeue_orphans(Issuance) if pk not in ids]
     for issuance_id in ids:

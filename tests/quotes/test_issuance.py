@@ -114,7 +114,7 @@ def test_worker_killed_mid_call_is_resumed_with_a_lookup(agents, sandbox, quick_
     insurer_operation_run(
         endpoint=endpoint_for_account(row.account),
         operation="issue_policy",
-        data=issuance.payload,
+        data=svc.issuance_call_data(issuance),
         reference=issuance.reference,
         attempt_limit=1,
     )  # the dead worker's send: the policy now exists at the insurer, its answer lost
