@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.db.models import Count, F, Max, Min, Q, QuerySet
 from django.db.models.functions import Coalesce, TruncMinute
 from django.utils import timezone
 
-from integrations.models import Attempt, ErrorMapping, InsurerAccount, SendRateState
+from integrations.models import Attempt, ErrorMapping, Insurer, InsurerAccount, SendRateState
 from integrations.sharedstate import DatabaseSharedState, shared_state
 from integrations.taxonomy import ErrorClass, ErrorKind
 from integrations.work import WorkItem, WorkState
@@ -413,11 +414,29 @@ class InsurerRetryBudget:
     retries: int
     retry_successes: int
     denied: int
+    # Where the platform sends this insurer's calls, and every agency's credentials with them:
+    # shown so a changed address is seen, not only audited.
+    base_url_host: str = ""
 
 
 def retry_budgets(*, insurer_codes: list[str]) -> list[InsurerRetryBudget]:
     state = shared_state()
+    hosts = {
+        code: _scheme_and_host(url)
+        for code, url in Insurer.objects.filter(code__in=insurer_codes).values_list("code", "base_url")
+    }
     return [
-        InsurerRetryBudget(insurer_code=code, tokens=state.budget_tokens(code), **state.budget_snapshot(code))
+        InsurerRetryBudget(
+            insurer_code=code,
+            tokens=state.budget_tokens(code),
+            base_url_host=hosts.get(code, ""),
+            **state.budget_snapshot(code),
+        )
         for code in insurer_codes
     ]
+
+
+def _scheme_and_host(url: str) -> str:
+    """ "https://api.insurer.example": enough to spot a wrong server, no path, never a user or password."""
+    parts = urlsplit(url or "")
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.netloc else "—"

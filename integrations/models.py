@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Collection
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -34,6 +38,45 @@ class Insurer(models.Model):
 
     def sells(self, product: str) -> bool:
         return product in (self.products or [])
+
+    def clean_fields(self, exclude: Collection[str] | None = None) -> None:
+        """Whoever may edit an insurer could otherwise point it at their own server and collect
+        every agency's credentials there: the address must be https. Plain http only to this
+        machine (a sandbox), and only under DEBUG or `INSURER_ALLOW_HTTP` (tests, the demo).
+        Checked only when base_url is being edited, so a list-view toggle is never refused."""
+        errors: dict[str, list[str]] = {}
+        try:
+            super().clean_fields(exclude=exclude)
+        except ValidationError as error:
+            errors = error.message_dict
+        if (exclude is None or "base_url" not in exclude) and "base_url" not in errors:
+            message = insurer_base_url_problem(self.base_url)
+            if message:
+                errors["base_url"] = [message]
+        if errors:
+            raise ValidationError(errors)
+
+
+def insurer_base_url_problem(url: str) -> str:
+    """Why `url` may not be an insurer's address (Turkish, for the admin form), or ""."""
+    parts = urlsplit(url or "")
+    if parts.username or parts.password:
+        return "Servis adresinde kullanıcı adı veya parola olamaz."
+    if parts.scheme == "https":
+        return ""
+    allow_http = settings.DEBUG or getattr(settings, "INSURER_ALLOW_HTTP", False)
+    if parts.scheme == "http" and allow_http and _is_loopback(parts.hostname or ""):
+        return ""
+    return "Servis adresi https ile başlamalıdır."
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class InsurerAccount(models.Model):

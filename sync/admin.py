@@ -12,6 +12,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django_q import admin as django_q_admin
+from django_q.models import Failure, Schedule, Success
 
 from integrations.work import WorkState
 from quotes.models import Issuance
@@ -234,8 +236,58 @@ if not admin.site.is_registered(Issuance):
 
         @admin.display(description="gönderilen")
         def payload_pretty(self, obj: Issuance) -> str:
-            # The payment token is a secret: shown masked, kept whole for a replay.
+            # The payment token is a secret: kept encrypted for a replay, never shown, not even
+            # as ciphertext (a row from before encryption shows its last four characters only).
             payload = {**obj.payload}
             if payload.get("payment_token"):
                 payload["payment_token"] = "•••" + str(payload["payment_token"])[-4:]
+            if payload.get("payment_token_encrypted"):
+                payload["payment_token_encrypted"] = "••• (şifreli)"  # noqa: S105 - a placeholder
             return format_html("<pre>{}</pre>", json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+# --- django-q: only superusers may run arbitrary callables ---------------------------------------
+# A Schedule names any importable function and its arguments, and the workers run it: whoever may
+# add or change one can run code as the platform. Re-sending a stored task does the same. Both are
+# for superusers only; everyone else with access may still look.
+
+
+class SuperuserOnlyScheduleAdmin(django_q_admin.ScheduleAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+
+@admin.action(description="Seçilen görevleri yeniden kuyruğa al", permissions=["resubmit"])
+def resubmit_tasks(model_admin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
+    django_q_admin.resubmit_task(model_admin, request, queryset)
+
+
+class _SuperuserResubmit:
+    actions = [resubmit_tasks]
+
+    def has_resubmit_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+
+class SuperuserResubmitTaskAdmin(_SuperuserResubmit, django_q_admin.TaskAdmin):
+    pass
+
+
+class SuperuserResubmitFailAdmin(_SuperuserResubmit, django_q_admin.FailAdmin):
+    pass
+
+
+for _model, _model_admin in (
+    (Schedule, SuperuserOnlyScheduleAdmin),
+    (Success, SuperuserResubmitTaskAdmin),
+    (Failure, SuperuserResubmitFailAdmin),
+):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
+    admin.site.register(_model, _model_admin)

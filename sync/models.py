@@ -36,7 +36,8 @@ class SyncItem(WorkItem):
     so a dead letter replays the question that failed even if the policy row changed since.
     """
 
-    run = models.ForeignKey(SyncRun, on_delete=models.CASCADE, related_name="items")
+    # PROTECT: deleting a run must not take its dead letters (what a replay sends) with it.
+    run = models.ForeignKey(SyncRun, on_delete=models.PROTECT, related_name="items")
     # PROTECT: a policy with sync history (dead letters included) is not deleted by accident.
     policy = models.ForeignKey("quotes.Policy", on_delete=models.PROTECT, related_name="sync_items")
     # The policy's status before and after this item's answer was applied (empty until SUBMITTED).

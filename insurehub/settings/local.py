@@ -5,3 +5,5 @@ from .base import env_bool
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
 SECRET_KEY = SECRET_KEY or "insecure-local-development-key-do-not-use-in-production"  # noqa: F405
+# The demo's sandbox insurers answer plain http on this machine (integrations.models.Insurer).
+INSURER_ALLOW_HTTP = env_bool("INSURER_ALLOW_HTTP", True)

@@ -10,6 +10,8 @@ SECRET_KEY = "test-only-secret-key-not-for-production-use-0123456789"
 # tests, and the benchmark that reuses these settings, carry a fixed key of their own.
 CREDENTIALS_KEY = CREDENTIALS_KEY or "dGVzdC1vbmx5LWNyZWRlbnRpYWxzLWtleS0wMDAwMDA="  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# The sandbox insurers answer plain http on 127.0.0.1 (integrations.models.Insurer.clean_fields).
+INSURER_ALLOW_HTTP = True
 
 # Tests share one SQLite file (not an in-memory database) so that worker processes started by
 # the tests (qcluster, sandbox CLI) see the same data. Workers set INSUREHUB_USE_TEST_DB=1.
