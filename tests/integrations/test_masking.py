@@ -50,7 +50,7 @@ def surviving_runs(identity: str, output: str) -> list[str]:
     encoding=st.sampled_from(ENCODINGS),
     limit=st.integers(0, 200),
 )
-def test_no_nine_digits_of_an_identity_survive_any_shape_encoding_or_cut(identity, data, before, after, encoding, limit):
+def test_no_nine_digits_of_an_identity_survive_any_shape_or_cut(identity, data, before, after, encoding, limit):
     """A valid TCKN/VKN with any separators, in UTF-8 or UTF-16/32, cut at any length: at most
     eight of its digits in a row come out."""
     text = before + data.draw(spaced(identity), label="written") + after
