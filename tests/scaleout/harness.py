@@ -269,8 +269,10 @@ def quick_policies(**per_operation: Mapping[str, Any]) -> None:
 
 # Status checks: tenths of a second between tries; the lease (min(deadline, 4 x (timeout +
 # connect)) + 30 s margin) is then ~36 s, so a dead worker's item comes back within the test.
+# Six tries (the nightly default is eight): with ~6 % of calls faulted, four in a row happen to
+# one item in 2,400 in about one run of thirty, and the suite asserts that every item is synced.
 QUICK_STATUS = {
-    "max_attempts": 4,
+    "max_attempts": 6,
     "base_delay": 0.1,
     "max_delay": 0.5,
     "deadline": 6.0,
