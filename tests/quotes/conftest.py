@@ -6,6 +6,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from agencies.models import Agency, AgentProfile
+from integrations.models import Insurer, OperationPolicy
+from integrations.policies import clear_policy_cache
+from tests.throttles import fresh_api_throttles  # noqa: F401 - an autouse fixture
 
 
 @pytest.fixture
@@ -24,26 +27,15 @@ def issuance_policy_override(**fields) -> None:
 
     `fields` maps a field to one value, or to a dict by insurer code for per-insurer values.
     """
-    from integrations.models import Insurer, OperationPolicy
-    from integrations.policies import clear_policy_cache
-
     for insurer in Insurer.objects.all():
         values = {k: (v.get(insurer.code) if isinstance(v, dict) else v) for k, v in fields.items()}
         OperationPolicy.objects.update_or_create(insurer=insurer, operation="issue_policy", defaults=values)
     clear_policy_cache()
 
 
-@pytest.fixture(autouse=True)
-def fresh_api_throttles(settings):
-    """DRF counts throttled calls in the default cache, which outlives a test's rolled-back database
-    (and its reused user and agency ids): every test starts with an untouched allowance, and one
-    roomy enough for tests that post many requests on purpose. Throttle tests set their own rates."""
-    from django.core.cache import cache
-
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"quote_create_user": "10000/min", "quote_create_agency": "10000/min"},
-    }
-    cache.clear()
+@pytest.fixture
+def quick_issuance_policy(seeded_accounts):
+    """Short timeouts and waits, so lost answers and retries resolve within a second or two."""
+    issuance_policy_override(max_attempts=3, base_delay=0.05, max_delay=0.2, deadline=10.0, attempt_timeout=1.0)
     yield
-    cache.clear()
+    clear_policy_cache()

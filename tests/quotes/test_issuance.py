@@ -8,24 +8,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from integrations.policies import clear_policy_cache
 from integrations.services.work import work_reclaim_expired
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from sync.services import dead_letters_replay
 from tests import samples
-from tests.quotes.conftest import issuance_policy_override
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def quick_issuance_policy(seeded_accounts):
-    """Short timeouts and waits, so lost answers and retries resolve within a second or two."""
-    issuance_policy_override(max_attempts=3, base_delay=0.05, max_delay=0.2, deadline=10.0, attempt_timeout=1.0)
-    yield
-    clear_policy_cache()
 
 
 def quoted(agents, code: str) -> InsurerQuote:

@@ -12,35 +12,17 @@ from django.db import connection
 from django.utils import timezone
 
 from integrations.credentials import decrypt_secret
-from integrations.policies import clear_policy_cache
 from integrations.work import WorkState
 from quotes.models import InsurerQuote, Issuance
 from quotes.services import issuance as svc
-from quotes.services import quote_requests
 from sandbox.domain import DECLINED_PAYMENT_TOKEN
 from sync.services import dead_letters_replay
 from tests import samples
-from tests.quotes.conftest import issuance_policy_override
+from tests.quotes.test_issuance import quoted
 
 pytestmark = pytest.mark.django_db
 
 INSURERS = ["anka", "bogazici", "cinar", "deniz"]
-
-
-@pytest.fixture
-def quick_issuance_policy(seeded_accounts):
-    issuance_policy_override(max_attempts=3, base_delay=0.05, max_delay=0.2, deadline=10.0, attempt_timeout=1.0)
-    yield
-    clear_policy_cache()
-
-
-def quoted(agents, code: str) -> InsurerQuote:
-    request = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
-    row = request.insurer_quotes.get(insurer__code=code)
-    quote_requests.insurer_quote_fetch(row.id)
-    row.refresh_from_db()
-    assert row.state == "SUCCEEDED"
-    return row
 
 
 def start(agents, row: InsurerQuote, token: str = samples.PAYMENT_TOKEN) -> Issuance:
