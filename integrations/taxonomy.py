@@ -68,6 +68,16 @@ KIND_MESSAGE_TR: dict[ErrorKind, str] = {
 }
 
 
+class Reason:
+    """The Turkish words for the refusals every insurer has in its own code; each adapter maps
+    its codes to these, so an agent reads the same sentence whichever insurer said no."""
+
+    NOT_ELIGIBLE = "Araç teminata uygun değil"
+    RISK_DECLINED = "Risk kabul edilmedi"
+    QUOTE_EXPIRED = "Teklifin süresi dolmuş"
+    PRODUCT_NOT_ALLOWED = "Bu ürün için yetkiniz yok"
+
+
 @dataclass(frozen=True)
 class WaitHint:
     """How long the insurer asked us to wait, and which signal said so (kept for the attempt log)."""

@@ -23,7 +23,7 @@ from integrations.adapters.registry import register
 from integrations.channel import Call, Reply
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
 from integrations.results import Address, Policy, PolicyStatus, Quote
-from integrations.taxonomy import ErrorKind, Refusal
+from integrations.taxonomy import ErrorKind, Reason, Refusal
 from integrations.waits import hint_from_retry_after
 
 ERROR_TABLE: dict[str, ErrorKind] = {
@@ -39,12 +39,12 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "RATE_LIMITED": ErrorKind.THROTTLED,
 }
 
-# The Turkish text an agent sees for Anka's business refusals.
+# What an agent reads (in one set of Turkish words, `Reason`) for Anka's business refusals.
 AGENT_MESSAGES = {
-    "NOT_ELIGIBLE": "Araç teminata uygun değil",
-    "RISK_DECLINED": "Risk kabul edilmedi",
-    "PRODUCT_NOT_ALLOWED": "Bu ürün için yetkiniz yok",
-    "QUOTE_EXPIRED": "Teklifin süresi dolmuş",
+    "NOT_ELIGIBLE": Reason.NOT_ELIGIBLE,
+    "RISK_DECLINED": Reason.RISK_DECLINED,
+    "PRODUCT_NOT_ALLOWED": Reason.PRODUCT_NOT_ALLOWED,
+    "QUOTE_EXPIRED": Reason.QUOTE_EXPIRED,
 }
 
 POLICY_STATUSES = {"ACTIVE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "EXPIRED": PolicyStatus.EXPIRED}

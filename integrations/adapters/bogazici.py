@@ -26,7 +26,7 @@ from integrations.adapters.registry import register
 from integrations.channel import Call, Reply
 from integrations.classification import classify
 from integrations.results import Address, Policy, PolicyStatus, Quote
-from integrations.taxonomy import ErrorClass, ErrorKind, Refusal, WaitHint
+from integrations.taxonomy import ErrorClass, ErrorKind, Reason, Refusal, WaitHint
 from integrations.waits import parse_delay_seconds
 
 T = TypeVar("T")
@@ -53,11 +53,11 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "soap:Client.*": ErrorKind.VALIDATION,
 }
 
-# The Turkish text an agent sees for Boğaziçi's business refusals.
+# What an agent reads (in one set of Turkish words, `Reason`) for Boğaziçi's business refusals.
 AGENT_MESSAGES = {
-    "BS-300": "Araç teminata uygun değil",
-    "BS-310": "Risk kabul edilmedi",
-    "BS-320": "Teklifin süresi dolmuş",
+    "BS-300": Reason.NOT_ELIGIBLE,
+    "BS-310": Reason.RISK_DECLINED,
+    "BS-320": Reason.QUOTE_EXPIRED,
 }
 
 POLICY_STATUSES = {

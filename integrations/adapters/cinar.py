@@ -32,7 +32,7 @@ from integrations.adapters.base import (
 from integrations.adapters.registry import register
 from integrations.channel import Call, Reply
 from integrations.results import Address, Policy, PolicyStatus, Quote
-from integrations.taxonomy import ErrorKind, InsurerError, Refusal, WaitHint
+from integrations.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.waits import hint_from_retry_after, parse_delay_seconds
 
 T = TypeVar("T")
@@ -49,11 +49,11 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "SYS_MAINTENANCE": ErrorKind.UNAVAILABLE,
 }
 
-# The Turkish text an agent sees for Çınar's business refusals.
+# What an agent reads (in one set of Turkish words, `Reason`) for Çınar's business refusals.
 AGENT_MESSAGES = {
-    "BIZ_NOT_ELIGIBLE": "Araç teminata uygun değil",
-    "BIZ_RISK_DECLINED": "Risk kabul edilmedi",
-    "BIZ_QUOTE_EXPIRED": "Teklifin süresi dolmuş",
+    "BIZ_NOT_ELIGIBLE": Reason.NOT_ELIGIBLE,
+    "BIZ_RISK_DECLINED": Reason.RISK_DECLINED,
+    "BIZ_QUOTE_EXPIRED": Reason.QUOTE_EXPIRED,
 }
 
 POLICY_STATUSES = {"AKTIF": PolicyStatus.ACTIVE, "IPTAL": PolicyStatus.CANCELLED, "BITTI": PolicyStatus.EXPIRED}

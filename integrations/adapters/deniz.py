@@ -34,7 +34,7 @@ from integrations.adapters.registry import register
 from integrations.channel import Call, Channel, Reply
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
 from integrations.results import Address, Policy, PolicyStatus, Quote
-from integrations.taxonomy import ErrorKind, InsurerError, Refusal, WaitHint
+from integrations.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.waits import parse_reset_epoch
 
 ERROR_TABLE: dict[str, ErrorKind] = {
@@ -48,11 +48,11 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "REJECTED": ErrorKind.BUSINESS_REJECT,
 }
 
-# The Turkish text an agent sees for Deniz's business refusals.
+# What an agent reads (in one set of Turkish words, `Reason`) for Deniz's business refusals.
 AGENT_MESSAGES = {
-    "AGENCY_NOT_AUTHORIZED": "Bu ürün için yetkiniz yok",
-    "UNDERWRITING_DECLINED": "Risk kabul edilmedi",
-    "QUOTE_EXPIRED": "Teklifin süresi dolmuş",
+    "AGENCY_NOT_AUTHORIZED": Reason.PRODUCT_NOT_ALLOWED,
+    "UNDERWRITING_DECLINED": Reason.RISK_DECLINED,
+    "QUOTE_EXPIRED": Reason.QUOTE_EXPIRED,
 }
 
 POLICY_STATES = {"IN_FORCE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "LAPSED": PolicyStatus.EXPIRED}
