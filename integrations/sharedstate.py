@@ -258,10 +258,11 @@ class DatabaseSharedState:
         return {k: v or 0 for k, v in totals.items()}
 
 
-# Redis: each script is one atomic step, timed by Redis's own clock.
-_RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+# Redis: each script is one atomic step, timed by Redis's own clock (`_REDIS_NOW`, kept apart
+# from each body so a test can run the same body at a time it sets).
+# One send slot (mirrors ratecontrol.gcra_reserve). KEYS[1]: the account's rate state; ARGV:
+# initial rate, ceiling, the longest wait taken (-1: any), burst.
+_RESERVE_STEP = """
 local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or ARGV[1])
 local ceiling = tonumber(ARGV[2])
 if rate > ceiling then rate = ceiling end
@@ -299,6 +300,8 @@ _REDIS_NOW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 """
+
+_RESERVE = _REDIS_NOW + _RESERVE_STEP
 
 # One retry-budget step. KEYS[1]: the insurer's counter prefix; KEYS[2]: its token bucket.
 # ARGV: bucket seconds, buckets in the window, counter to add to, change ('' for none), capacity,
