@@ -150,7 +150,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "tr"
-LANGUAGES = [("tr", "Türkçe"), ("en", "English")]
+# Every string the users read is Turkish; offering English would only switch Django's own strings
+# (admin, form errors) for browsers that prefer it, and leave a page in two languages.
+LANGUAGES = [("tr", "Türkçe")]
 TIME_ZONE = "Europe/Istanbul"
 USE_I18N = True
 USE_TZ = True
