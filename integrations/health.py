@@ -1,7 +1,10 @@
 """What the health dashboard and `/metrics` show, read from the attempt log and the work records.
 
 Everything is computed from the database at the moment it is asked for, so every web process
-shows the same numbers whichever worker made the calls.
+shows the same numbers whichever worker made the calls. Call counts come from the minute
+roll-up for whole minutes already summed and from the raw rows for the rest
+(`integrations.retention.attempt_totals`): a day's window reads some thousand minute rows, not
+every call of the day. Unknown codes are read from the raw rows, which hold their samples.
 
 Work records are counted apart by state, because backoff is not a stuck queue: a PENDING
 record whose `next_attempt_at` is still ahead is waiting on purpose; only a record that is due
@@ -17,10 +20,11 @@ from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.db.models import Count, F, Max, Min, Q, QuerySet
-from django.db.models.functions import Coalesce, TruncMinute
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from integrations.models import Attempt, ErrorMapping, Insurer, InsurerAccount, SendRateState
+from integrations.retention import COUNT, RETRIES, Measure, attempt_totals, count_where
 from integrations.sharedstate import DatabaseSharedState, shared_state
 from integrations.taxonomy import ErrorClass, ErrorKind
 from integrations.work import WorkItem, WorkState
@@ -192,6 +196,20 @@ def _work_counts_of(source: WorkSource, health: HealthFilter) -> dict[GroupKey, 
 # --- The attempt log ----------------------------------------------------------------------------
 
 
+def _totals(
+    health: HealthFilter, *, group_by: tuple[str, ...], measures: dict[str, Measure], where: Q | None = None, **kw
+) -> dict[tuple, dict[str, float]]:
+    """The window's calls per group, read as `_attempts` would count them."""
+    condition = Q() if where is None else where
+    if health.insurer_code:
+        condition &= Q(insurer_code=health.insurer_code)
+    if health.product:
+        condition &= Q(product=health.product)
+    return attempt_totals(
+        group_by=group_by, measures=measures, since=health.since, until=health.now, where=condition, **kw
+    )
+
+
 def _attempts(health: HealthFilter) -> QuerySet[Attempt]:
     rows = Attempt.objects.filter(started_at__gte=health.since, started_at__lte=health.now)
     if health.insurer_code:
@@ -236,23 +254,21 @@ class InsurerProductHealth:
 def insurer_health(*, health: HealthFilter) -> list[InsurerProductHealth]:
     """Per insurer and product: attempts, outcomes, throttles and retries in the window, work records now."""
     rows: dict[GroupKey, InsurerProductHealth] = {}
-    grouped = (
-        _attempts(health)
-        .values("insurer_code", "product")
-        .annotate(
-            attempts=Count("pk"),
-            successes=Count("pk", filter=Q(ok=True)),
-            throttled=Count("pk", filter=Q(error_kind=ErrorKind.THROTTLED)),
-            retries=Count("pk", filter=Q(attempt_no__gt=1)),
-            retryable=Count("pk", filter=Q(error_class=ErrorClass.RETRYABLE)),
-            permanent=Count("pk", filter=Q(error_class=ErrorClass.PERMANENT)),
-            unknown=Count("pk", filter=Q(error_class=ErrorClass.UNKNOWN)),
-        )
-        .order_by()
+    grouped = _totals(
+        health,
+        group_by=("insurer_code", "product"),
+        measures={
+            "attempts": COUNT,
+            "successes": count_where(ok=True),
+            "throttled": count_where(error_kind=ErrorKind.THROTTLED),
+            "retries": RETRIES,
+            "retryable": count_where(error_class=ErrorClass.RETRYABLE),
+            "permanent": count_where(error_class=ErrorClass.PERMANENT),
+            "unknown": count_where(error_class=ErrorClass.UNKNOWN),
+        },
     )
-    for row in grouped:
-        key = (row.pop("insurer_code"), row.pop("product"))
-        rows[key] = InsurerProductHealth(*key, **row)
+    for key, counts in grouped.items():
+        rows[key] = InsurerProductHealth(*key, **counts)
     for key, by_source in work_counts(health=health).items():
         rows.setdefault(key, InsurerProductHealth(*key)).work = by_source
     return [rows[key] for key in sorted(rows)]
@@ -270,14 +286,10 @@ class CodeConclusion:
 
 
 def provider_code_conclusions(*, health: HealthFilter) -> list[CodeConclusion]:
-    grouped = (
-        _attempts(health)
-        .filter(ok=False)
-        .values("insurer_code", "provider_code", "error_class", "error_kind")
-        .annotate(count=Count("pk"))
-        .order_by("insurer_code", "-count", "provider_code")
-    )
-    return [CodeConclusion(**row) for row in grouped]
+    labels = ("insurer_code", "provider_code", "error_class", "error_kind")
+    grouped = _totals(health, group_by=labels, measures={"count": COUNT}, where=Q(ok=False))
+    conclusions = [CodeConclusion(*key, count=row["count"]) for key, row in grouped.items()]
+    return sorted(conclusions, key=lambda c: (c.insurer_code, -c.count, c.provider_code, c.error_class, c.error_kind))
 
 
 @dataclass(frozen=True)
@@ -293,14 +305,13 @@ def attempts_per_minute(*, health: HealthFilter) -> list[MinutePoint]:
     A plateau (throttles steady while calls sit flat at the contracted rate) and a spike (an
     outage) look different here, which a single ratio hides.
     """
-    grouped = (
-        _attempts(health)
-        .annotate(minute=TruncMinute("started_at"))
-        .values("minute")
-        .annotate(attempts=Count("pk"), throttled=Count("pk", filter=Q(error_kind=ErrorKind.THROTTLED)))
-        .order_by("minute")
+    grouped = _totals(
+        health,
+        group_by=(),
+        measures={"attempts": COUNT, "throttled": count_where(error_kind=ErrorKind.THROTTLED)},
+        by_minute=True,
     )
-    by_minute = {row["minute"].astimezone(UTC): row for row in grouped}
+    by_minute = {key[0]: row for key, row in grouped.items()}
     first = health.since.astimezone(UTC).replace(second=0, microsecond=0)
     last = health.now.astimezone(UTC).replace(second=0, microsecond=0)
     points = []

@@ -8,8 +8,10 @@ prometheus_client's multiprocess mode would need, with its files and their clean
 Consequences worth knowing:
 - Every process answers with the platform's totals: scrape one target (or, with several
   scraped, aggregate with `max`, not `sum`, for absolute numbers; ratios are unaffected).
-- Counters stay monotonic as long as attempt rows are kept; a future purge of old rows should
-  keep their totals somewhere, or Prometheus sees a counter reset.
+- Counters are sums over all time: the minute roll-up (`integrations.retention`) for minutes
+  already summed, raw rows after them. Retention folds old minute rows into all-time rows
+  instead of deleting them, so a prune never looks like a counter reset to Prometheus, and a
+  scrape reads a few thousand minute rows instead of every call ever made.
 
 Labels: `insurer`, `operation`, `product`, `class` (`success`, `permanent`, `retryable`,
 `unknown`) and `kind` (the error kind, `success` for a success).
@@ -19,22 +21,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Q
 from django.utils import timezone
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from integrations.health import HealthFilter, retry_budgets, send_rates, work_counts, work_sources
-from integrations.models import Attempt, Insurer
+from integrations.models import LATENCY_BUCKETS, Insurer
 from integrations.operations import Operation
 from integrations.policies import policy_for
+from integrations.retention import COUNT, LATENCY_MS_SUM, RETRIES, attempt_totals, latency_buckets
 from integrations.taxonomy import ErrorClass
 
 SUCCESS = "success"
 ATTEMPT_LABELS = ["insurer", "operation", "product", "class", "kind"]
-# Upper bounds in seconds: from a fast quote to a slow nightly status call.
-LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 WORK_STATES = ("queued", "in_flight", "pending_backoff", "pending_due", "submitted", "failed", "deferred")
 
 
@@ -66,10 +67,9 @@ def metric_families() -> Iterable[Metric]:
     yield from _work_families(insurers)
 
 
-def _label_values(row: dict) -> list[str]:
-    cls = row["error_class"] or SUCCESS
-    kind = row["error_kind"] or SUCCESS
-    return [row["insurer_code"], row["operation"], row["product"], cls, kind]
+def _label_values(key: tuple) -> list[str]:
+    insurer_code, operation, product, error_class, error_kind = key
+    return [insurer_code, operation, product, error_class or SUCCESS, error_kind or SUCCESS]
 
 
 _GROUP = ("insurer_code", "operation", "product", "error_class", "error_kind")
@@ -86,15 +86,11 @@ def _attempt_families() -> Iterator[Metric]:
         "HTTP exchanges that were a second or later try of an operation.",
         labels=ATTEMPT_LABELS,
     )
-    grouped = (
-        Attempt.objects.values(*_GROUP)
-        .annotate(n=Count("pk"), retries=Count("pk", filter=Q(attempt_no__gt=1)))
-        .order_by(*_GROUP)
-    )
-    for row in grouped:
-        labels = _label_values(row)
-        attempts.add_metric(labels, row["n"])
-        retries.add_metric(labels, row["retries"])
+    grouped = attempt_totals(group_by=_GROUP, measures={"n": COUNT, "retries": RETRIES})
+    for key in sorted(grouped):
+        labels = _label_values(key)
+        attempts.add_metric(labels, grouped[key]["n"])
+        retries.add_metric(labels, grouped[key]["retries"])
     yield attempts
     yield retries
 
@@ -111,11 +107,10 @@ def _unknown_answers(insurers: list[tuple[str, list]]) -> Metric:
         labels=["insurer", "operation"],
     )
     counts = {
-        (row["insurer_code"], row["operation"]): row["n"]
-        for row in Attempt.objects.filter(error_class=ErrorClass.UNKNOWN)
-        .values("insurer_code", "operation")
-        .annotate(n=Count("pk"))
-        .order_by()
+        key: row["n"]
+        for key, row in attempt_totals(
+            group_by=("insurer_code", "operation"), measures={"n": COUNT}, where=Q(error_class=ErrorClass.UNKNOWN)
+        ).items()
     }
     keys = {(code, op.value) for code, _ in insurers for op in Operation} | set(counts)
     for key in sorted(keys):
@@ -129,14 +124,12 @@ def _latency_histogram() -> Metric:
         "Time from sending a request to an insurer to having its whole answer (or giving up).",
         labels=ATTEMPT_LABELS,
     )
-    bounds = {f"le_{i}": Count("pk", filter=Q(latency_ms__lte=b * 1000)) for i, b in enumerate(LATENCY_BUCKETS)}
-    grouped = (
-        Attempt.objects.values(*_GROUP).annotate(n=Count("pk"), total_ms=Sum("latency_ms"), **bounds).order_by(*_GROUP)
-    )
-    for row in grouped:
+    grouped = attempt_totals(group_by=_GROUP, measures={"n": COUNT, "total_ms": LATENCY_MS_SUM, **latency_buckets()})
+    for key in sorted(grouped):
+        row = grouped[key]
         buckets = [(_le(b), row[f"le_{i}"]) for i, b in enumerate(LATENCY_BUCKETS)]
         buckets.append(("+Inf", row["n"]))
-        family.add_metric(_label_values(row), buckets, sum_value=(row["total_ms"] or 0.0) / 1000)
+        family.add_metric(_label_values(key), buckets, sum_value=(row["total_ms"] or 0.0) / 1000)
     return family
 
 

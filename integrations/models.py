@@ -344,3 +344,80 @@ class AdminChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.username or '?'} {self.get_action_display()} {self.object_repr}"
+
+
+# Upper bounds in seconds of the attempt-latency histogram: from a fast quote to a slow nightly
+# status call. Each has its count column on `AttemptMinute`, so /metrics can sum them.
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+LATENCY_BUCKET_FIELDS = tuple(f"le_{round(bound * 1000)}ms" for bound in LATENCY_BUCKETS)
+
+
+class AttemptMinute(models.Model):
+    """The attempt log summed per minute and per label set, kept much longer than its rows.
+
+    /metrics and the health dashboard read these for minutes already rolled up and the raw rows
+    only after that (`integrations.retention`). Rows older than the aggregate retention are
+    folded into one row per label set at `FOLDED_MINUTE`, so the all-time counters /metrics
+    exports never go down.
+    """
+
+    minute = models.DateTimeField(help_text="UTC, truncated to the minute; 1970-01-01 for the folded totals")
+    insurer_code = models.CharField(max_length=32)
+    operation = models.CharField(max_length=32, choices=OPERATION_CHOICES)
+    product = models.CharField(max_length=16, blank=True)
+    call = models.CharField(max_length=16, default="main")
+    error_class = models.CharField(max_length=16, choices=CLASS_CHOICES, blank=True)
+    error_kind = models.CharField(max_length=32, choices=KIND_CHOICES, blank=True)
+    provider_code = models.CharField(max_length=64, blank=True)
+    ok = models.BooleanField()
+    count = models.PositiveIntegerField()
+    # Second or later tries of an operation (attempt_no > 1).
+    retries = models.PositiveIntegerField(default=0)
+    latency_ms_sum = models.FloatField(default=0.0)
+    le_50ms = models.PositiveIntegerField(default=0)
+    le_100ms = models.PositiveIntegerField(default=0)
+    le_250ms = models.PositiveIntegerField(default=0)
+    le_500ms = models.PositiveIntegerField(default=0)
+    le_1000ms = models.PositiveIntegerField(default=0)
+    le_2000ms = models.PositiveIntegerField(default=0)
+    le_4000ms = models.PositiveIntegerField(default=0)
+    le_8000ms = models.PositiveIntegerField(default=0)
+    le_15000ms = models.PositiveIntegerField(default=0)
+    le_30000ms = models.PositiveIntegerField(default=0)
+    le_60000ms = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "dakikalık çağrı özeti"
+        verbose_name_plural = "dakikalık çağrı özetleri"
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "minute",
+                    "insurer_code",
+                    "operation",
+                    "product",
+                    "call",
+                    "error_class",
+                    "error_kind",
+                    "provider_code",
+                    "ok",
+                ],
+                name="one_attempt_minute_per_label_set",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.minute:%Y-%m-%d %H:%M} {self.insurer_code}/{self.operation} ×{self.count}"
+
+
+class AttemptRollupState(models.Model):
+    """How far the attempt log is summed into `AttemptMinute`: one row, locked by each roll-up.
+
+    Raw rows started before `rolled_until` are counted in the minute rows, rows from it on are
+    not: readers add the two without counting a call twice.
+    """
+
+    rolled_until = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"rolled up until {self.rolled_until}"

@@ -27,6 +27,10 @@ SCHEDULES = (
     ScheduleSpec("Poliçe eşitleme (gece)", "sync.tasks.sync_nightly", Schedule.CRON, cron="0 2 * * *"),
     # Each run pumps for ~50 s, so retries and dead workers' records are picked up within seconds.
     ScheduleSpec("İş pompası", "sync.tasks.work_pump", Schedule.MINUTES, minutes=1),
+    # /metrics and the dashboard read these sums instead of every call ever made.
+    ScheduleSpec("Çağrı özetleri (dakikalık)", "sync.tasks.attempt_minutes_rollup", Schedule.MINUTES, minutes=1),
+    # 03:30, after the nightly sync has started and before agencies open; deletes in small batches.
+    ScheduleSpec("Geçmiş temizliği (gece)", "sync.tasks.history_prune", Schedule.CRON, cron="30 3 * * *"),
 )
 
 

@@ -6,7 +6,8 @@ The retry decision is the services' (from the error taxonomy), never the queue's
 
 from __future__ import annotations
 
-from sync import services
+from integrations import retention as attempt_history
+from sync import retention, services
 from sync.models import SyncRun
 
 
@@ -24,3 +25,13 @@ def sync_item_process(item_id: int) -> str:
 def work_pump(seconds: float = 50.0) -> int:
     """Scheduled every minute: reclaim and requeue sync items and issuances for about a minute."""
     return services.work_pump_run(seconds=seconds)
+
+
+def attempt_minutes_rollup() -> int:
+    """Scheduled every minute: sum the attempt log's complete minutes for /metrics and the dashboard."""
+    return attempt_history.attempt_minutes_rollup()
+
+
+def history_prune() -> dict[str, int]:
+    """Scheduled nightly: delete (in batches) what is past its retention."""
+    return retention.history_prune()

@@ -234,6 +234,14 @@ if Q_CLUSTER["timeout"] >= Q_CLUSTER["retry"]:
 # operation's policy, because a trafik quote and a nightly sync can afford different waits.
 INSURER_CONNECT_TIMEOUT = float(os.environ.get("INSURER_CONNECT_TIMEOUT", "3.05"))
 
+# Retention (`manage.py prune_history`, nightly): raw attempt rows, their per-minute sums (older
+# ones are folded into all-time totals, never dropped from /metrics' counters), retry-budget
+# buckets, and SUBMITTED sync items of finished runs (dead letters and open items are kept).
+ATTEMPT_RETENTION_DAYS = env_int("ATTEMPT_RETENTION_DAYS", 30)
+AGGREGATE_RETENTION_DAYS = env_int("AGGREGATE_RETENTION_DAYS", 400)
+BUDGET_BUCKET_RETENTION_MINUTES = env_int("BUDGET_BUCKET_RETENTION_MINUTES", 60)
+SYNC_ITEM_RETENTION_DAYS = env_int("SYNC_ITEM_RETENTION_DAYS", 90)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

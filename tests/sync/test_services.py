@@ -336,12 +336,16 @@ def test_schedules_are_created_once(db):
 
     nightly = Schedule.objects.get(func="sync.tasks.sync_nightly")
     pump = Schedule.objects.get(func="sync.tasks.work_pump")
-    assert Schedule.objects.count() == 2
+    assert Schedule.objects.count() == 4
     assert (nightly.schedule_type, nightly.cron) == (Schedule.CRON, "0 2 * * *")
     assert nightly.next_run == nightly_next_run > timezone.now()
     local = nightly.next_run.astimezone(ZoneInfo("Europe/Istanbul"))
     assert (local.hour, local.minute) == (2, 0)
     assert (pump.schedule_type, pump.minutes) == (Schedule.MINUTES, 1)
+    rollup = Schedule.objects.get(func="sync.tasks.attempt_minutes_rollup")
+    prune = Schedule.objects.get(func="sync.tasks.history_prune")
+    assert (rollup.schedule_type, rollup.minutes) == (Schedule.MINUTES, 1)
+    assert (prune.schedule_type, prune.cron) == (Schedule.CRON, "30 3 * * *")
 
 
 def test_work_pump_runs_for_the_time_given(db, make_policies, quick_status_policy):

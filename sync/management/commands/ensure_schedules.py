@@ -1,4 +1,4 @@
-"""Create (or correct) the django-q2 schedules: the nightly policy sync and the work pump."""
+"""Create (or correct) the django-q2 schedules: nightly sync, work pump, attempt roll-up, history prune."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from sync.schedules import ensure_schedules
 
 
 class Command(BaseCommand):
-    help = "Create or correct the django-q2 schedules (nightly policy sync, work pump); safe to run again."
+    help = (
+        "Create or correct the django-q2 schedules (nightly policy sync, work pump, attempt roll-up, "
+        "history prune); safe to run again."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         for schedule in ensure_schedules():

@@ -1,0 +1,41 @@
+"""The platform's history kept bounded: the attempt log, its minute sums, budget buckets, sync items.
+
+It lives in `sync`, the layer that knows both the integration core's tables and its own work
+records; `integrations.retention` does the attempt side and never reaches up here.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from integrations.retention import Retention, attempt_history_prune, delete_in_batches
+from integrations.work import WorkState
+from sync.models import SyncItem
+
+
+def sync_items_prune(*, before: datetime, dry_run: bool = False) -> int:
+    """Delete SUBMITTED items that finished before `before`, of runs that have ended.
+
+    Dead letters (FAILED, DEFERRED) wait for a human and are what a replay sends, and an open
+    run still counts its items: those are never pruned, however old.
+    """
+    done = SyncItem.objects.filter(state=WorkState.SUBMITTED, finished_at__lt=before, run__finished_at__isnull=False)
+    return done.count() if dry_run else delete_in_batches(done)
+
+
+def history_prune(*, now: datetime | None = None, dry_run: bool = False) -> dict[str, int]:
+    """Everything past its retention (settings `*_RETENTION_*`): rows deleted, or to delete with `dry_run`."""
+    now = now or timezone.now()
+    retention = Retention(
+        attempt_days=settings.ATTEMPT_RETENTION_DAYS,
+        aggregate_days=settings.AGGREGATE_RETENTION_DAYS,
+        budget_bucket_minutes=settings.BUDGET_BUCKET_RETENTION_MINUTES,
+    )
+    counts = attempt_history_prune(retention=retention, now=now, dry_run=dry_run)
+    counts["sync_items"] = sync_items_prune(
+        before=now - timedelta(days=settings.SYNC_ITEM_RETENTION_DAYS), dry_run=dry_run
+    )
+    return counts
