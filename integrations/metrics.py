@@ -9,9 +9,9 @@ Consequences worth knowing:
 - Every process answers with the platform's totals: scrape one target (or, with several
   scraped, aggregate with `max`, not `sum`, for absolute numbers; ratios are unaffected).
 - Counters are sums over all time: the minute roll-up (`integrations.retention`) for minutes
-  already summed, raw rows after them. Retention folds old minute rows into all-time rows
-  instead of deleting them, so a prune never looks like a counter reset to Prometheus, and a
-  scrape reads a few thousand minute rows instead of every call ever made.
+  already summed (their running totals per label set), raw rows after them. Retention drops
+  old raw and minute rows but never the totals, so a prune never looks like a counter reset to
+  Prometheus, and a scrape reads a few hundred total rows instead of every call ever made.
 
 Labels: `insurer`, `operation`, `product`, `class` (`success`, `permanent`, `retryable`,
 `unknown`) and `kind` (the error kind, `success` for a success).

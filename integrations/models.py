@@ -356,12 +356,12 @@ class AttemptMinute(models.Model):
     """The attempt log summed per minute and per label set, kept much longer than its rows.
 
     /metrics and the health dashboard read these for minutes already rolled up and the raw rows
-    only after that (`integrations.retention`). Rows older than the aggregate retention are
-    folded into one row per label set at `FOLDED_MINUTE`, so the all-time counters /metrics
-    exports never go down.
+    only after that (`integrations.retention`). The rows at 1970-01-01 are running totals per
+    label set over every minute rolled up, so /metrics' all-time counters survive the deletion
+    of old minute rows and never go down.
     """
 
-    minute = models.DateTimeField(help_text="UTC, truncated to the minute; 1970-01-01 for the folded totals")
+    minute = models.DateTimeField(help_text="UTC, truncated to the minute; 1970-01-01 for the running totals")
     insurer_code = models.CharField(max_length=32)
     operation = models.CharField(max_length=32, choices=OPERATION_CHOICES)
     product = models.CharField(max_length=16, blank=True)

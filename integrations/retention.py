@@ -11,9 +11,11 @@ writes an operation's rows when it waits or ends, so a row can land up to one at
 (20 s at most today) after it started. A minute is summed only once nothing can still arrive
 for it; writing per attempt would instead cost every insurer call an extra upsert.
 
-Retention never takes a raw row the minute rows do not hold yet, and old minute rows are folded
-into one row per label set at `FOLDED_MINUTE` rather than deleted: /metrics' counters are sums
-over all time, and Prometheus reads any drop as a counter reset.
+The roll-up also adds each chunk into one running-total row per label set (at `ALL_TIME_MINUTE`):
+/metrics' counters are sums over all time, read from those few hundred rows plus the raw rows
+not yet summed, never from a year of minute rows. So retention may drop old minute rows (their
+calls stay in the totals) and raw rows already summed, and a counter never goes down, which
+Prometheus would read as a reset. Retention never takes a raw row the roll-up has not summed.
 """
 
 from __future__ import annotations
@@ -39,13 +41,12 @@ from integrations.ratecontrol import BUDGET_BUCKET_SECONDS, BUDGET_WINDOW_SECOND
 
 # The label set of a minute row: everything /metrics and the dashboard group or filter by.
 DIMENSIONS = ("insurer_code", "operation", "product", "call", "error_class", "error_kind", "provider_code", "ok")
-FOLDED_MINUTE = datetime(1970, 1, 1, tzinfo=UTC)
+ALL_TIME_MINUTE = datetime(1970, 1, 1, tzinfo=UTC)
 # Longer than any attempt timeout plus the recorder's flush, so no row arrives for a summed minute.
 ROLLUP_LAG = timedelta(minutes=5)
 # One transaction sums at most this much of the log, so a first roll-up of months of rows
 # does not hold SQLite's write lock for the whole of it.
 ROLLUP_CHUNK = timedelta(hours=6)
-FOLD_CHUNK = timedelta(days=1)
 DELETE_BATCH = 2000
 
 _STATE_PK = 1
@@ -119,7 +120,8 @@ def attempt_totals(
     else:
         if since is not None and since < start:
             raw_ranges.append(_raw_range(since, start, until_inclusive=False))
-        rolled_range = Q(minute__lt=end) & (Q(minute__gte=start) if start is not None else Q())
+        # All time: the running totals; a window: its whole minutes (never the totals' 1970 row).
+        rolled_range = Q(minute=ALL_TIME_MINUTE) if start is None else Q(minute__gte=start, minute__lt=end)
         raw_ranges.append(_raw_range(end, until, until_inclusive=True))
 
     totals: dict[tuple, dict[str, float]] = {}
@@ -158,7 +160,7 @@ def _add(totals: dict, dims: list[str], rows, aggregates: dict[str, Aggregate], 
 
 
 def _locked_state() -> AttemptRollupState:
-    """The roll-up's one row, locked for the transaction: concurrent roll-ups and folds queue here.
+    """The roll-up's one row, locked for the transaction: concurrent roll-ups queue here.
 
     (SQLite takes the write lock at BEGIN IMMEDIATE already; PostgreSQL needs the row lock.)
     """
@@ -204,6 +206,7 @@ def attempt_minutes_rollup(*, now: datetime | None = None) -> int:
                 .order_by()
             ]
             AttemptMinute.objects.bulk_create(minutes, batch_size=500)
+            _add_to_totals(minutes)
             summed += sum(row.count for row in minutes)
             state.rolled_until = end
             state.save(update_fields=["rolled_until"])
@@ -212,31 +215,24 @@ def attempt_minutes_rollup(*, now: datetime | None = None) -> int:
 _SUMMED = ("count", "retries", "latency_ms_sum", *LATENCY_BUCKET_FIELDS)
 
 
-def attempt_minutes_fold(*, before: datetime, dry_run: bool = False) -> int:
-    """Fold minute rows older than `before` into the all-time rows; returns minute rows folded.
+def _add_to_totals(minutes: list[AttemptMinute]) -> None:
+    """Add minute rows into the running totals, one statement per label set (a few per minute)."""
+    sums: dict[tuple, dict[str, float]] = {}
+    for row in minutes:
+        total = sums.setdefault(tuple(getattr(row, d) for d in DIMENSIONS), dict.fromkeys(_SUMMED, 0))
+        for name in _SUMMED:
+            total[name] += getattr(row, name)
+    for labels, added in sums.items():
+        label_values = dict(zip(DIMENSIONS, labels, strict=True))
+        total = AttemptMinute.objects.filter(minute=ALL_TIME_MINUTE, **label_values)
+        if not total.update(**{name: F(name) + value for name, value in added.items()}):
+            AttemptMinute.objects.create(minute=ALL_TIME_MINUTE, **label_values, **added)
 
-    A day per transaction under the roll-up's lock: a second pruner waits, then finds the day gone.
-    """
-    old = AttemptMinute.objects.filter(minute__gt=FOLDED_MINUTE, minute__lt=floor_minute(before))
-    if dry_run:
-        return old.count()
-    AttemptRollupState.objects.get_or_create(pk=_STATE_PK)
-    folded = 0
-    while True:
-        with transaction.atomic():
-            _locked_state()
-            first = old.aggregate(first=Min("minute"))["first"]
-            if first is None:
-                return folded
-            chunk = old.filter(minute__lt=min(first + FOLD_CHUNK, floor_minute(before)))
-            sums = chunk.values(*DIMENSIONS).annotate(**{f"sum_{name}": Sum(name) for name in _SUMMED}).order_by()
-            for row in sums:
-                labels = {d: row[d] for d in DIMENSIONS}
-                added = {name: row[f"sum_{name}"] or 0 for name in _SUMMED}
-                total = AttemptMinute.objects.filter(minute=FOLDED_MINUTE, **labels)
-                if not total.update(**{name: F(name) + value for name, value in added.items()}):
-                    AttemptMinute.objects.create(minute=FOLDED_MINUTE, **labels, **added)
-            folded += chunk.delete()[0]
+
+def attempt_minutes_prune(*, before: datetime, dry_run: bool = False) -> int:
+    """Delete minute rows older than `before`; their calls stay in the running totals."""
+    old = AttemptMinute.objects.filter(minute__gt=ALL_TIME_MINUTE, minute__lt=floor_minute(before))
+    return old.count() if dry_run else delete_in_batches(old)
 
 
 # --- Pruning ------------------------------------------------------------------------------------
@@ -280,13 +276,15 @@ class Retention:
 def attempt_history_prune(
     *, retention: Retention, now: datetime | None = None, dry_run: bool = False
 ) -> dict[str, int]:
-    """Roll up what is due, then prune raw attempts, fold old minute rows, drop old budget buckets."""
+    """Roll up what is due, then drop raw attempts and minute rows past their retention, and old budget buckets."""
     now = now or timezone.now()
     if not dry_run:
         attempt_minutes_rollup(now=now)
     return {
         "attempts": attempts_prune(before=now - timedelta(days=retention.attempt_days), dry_run=dry_run),
-        "attempt_minutes": attempt_minutes_fold(before=now - timedelta(days=retention.aggregate_days), dry_run=dry_run),
+        "attempt_minutes": attempt_minutes_prune(
+            before=now - timedelta(days=retention.aggregate_days), dry_run=dry_run
+        ),
         "budget_buckets": budget_buckets_prune(
             before=now - timedelta(minutes=retention.budget_bucket_minutes), now=now, dry_run=dry_run
         ),

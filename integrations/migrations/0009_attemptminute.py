@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
             name='AttemptMinute',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('minute', models.DateTimeField(help_text='UTC, truncated to the minute; 1970-01-01 for the folded totals')),
+                ('minute', models.DateTimeField(help_text='UTC, truncated to the minute; 1970-01-01 for the running totals')),
                 ('insurer_code', models.CharField(max_length=32)),
                 ('operation', models.CharField(choices=[('trafik_quote', 'trafik_quote'), ('kasko_quote', 'kasko_quote'), ('dask_address', 'dask_address'), ('dask_quote', 'dask_quote'), ('issue_policy', 'issue_policy'), ('policy_status', 'policy_status')], max_length=32)),
                 ('product', models.CharField(blank=True, max_length=16)),

@@ -1,4 +1,4 @@
-"""Delete what is past its retention: raw attempt rows, old minute sums (folded), budget buckets, sync items."""
+"""Delete what is past its retention: raw attempt rows, old minute sums, budget buckets, sync items."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sync.retention import history_prune
 
 WHAT = {
     "attempts": ("raw attempt rows", "ATTEMPT_RETENTION_DAYS", "days"),
-    "attempt_minutes": ("minute sums folded into all-time totals", "AGGREGATE_RETENTION_DAYS", "days"),
+    "attempt_minutes": ("minute sums (their calls stay in the all-time totals)", "AGGREGATE_RETENTION_DAYS", "days"),
     "budget_buckets": ("retry-budget buckets", "BUDGET_BUCKET_RETENTION_MINUTES", "minutes"),
     "sync_items": ("SUBMITTED sync items of finished runs", "SYNC_ITEM_RETENTION_DAYS", "days"),
 }
