@@ -62,7 +62,7 @@ PAYMENT_TOKEN_RETENTION = timedelta(days=7)
 # The purge runs from the pump, which runs every second: at most this often.
 PAYMENT_TOKEN_PURGE_INTERVAL_SECONDS = 60.0
 PAYMENT_TOKEN_GONE_MESSAGE = (
-    "Ödeme bilgisi saklama süresi dolduğu için silindi; yeni ödeme bilgisiyle yeniden poliçeleştirin."  # noqa: E501, S105
+    "Ödeme bilgisi saklama süresi dolduğu için silindi; yeni ödeme bilgisiyle yeniden poliçeleştirin."  # noqa: S105
 )
 ENCRYPTED_TOKEN_KEY = "payment_token_encrypted"  # noqa: S105 - a payload key
 
