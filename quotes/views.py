@@ -150,9 +150,10 @@ def _quote_request_or_404(request: HttpRequest, public_id: UUID) -> QuoteRequest
         raise Http404("Teklif talebi bulunamadı.") from None
 
 
-def _results_context(quote_request: QuoteRequest) -> dict[str, Any]:
+def _results_context(quote_request: QuoteRequest, user: Any) -> dict[str, Any]:
     # Rendering is what turns an insurer past the request's deadline into "Yanıt alınamadı".
     quote_request_close_overdue(request=quote_request)
+    profile = getattr(user, "agent_profile", None)
     rows = selectors.insurer_quotes_for(request=quote_request)
     issuances = {issuance.insurer_quote_id: issuance for issuance in quote_request.issuances.all()}
     for row in rows:
@@ -163,6 +164,8 @@ def _results_context(quote_request: QuoteRequest) -> dict[str, Any]:
         "all_final": all(row.is_final for row in rows),
         # The agent picks one insurer: once one issuance is live, the other quotes are not offered.
         "live_issuance": next((i for i in issuances.values() if i.state != WorkState.FAILED), None),
+        # Only the request's own agency issues it; a cross-agency reader is offered no button.
+        "may_issue": profile is not None and profile.agency_id == quote_request.agency_id,
         "now": timezone.now(),
     }
 
@@ -171,7 +174,7 @@ def _results_context(quote_request: QuoteRequest) -> dict[str, Any]:
 @require_GET
 def quote_request_detail(request: HttpRequest, public_id: UUID) -> HttpResponse:
     quote_request = _quote_request_or_404(request, public_id)
-    return render(request, "quotes/quote_request_detail.html", _results_context(quote_request))
+    return render(request, "quotes/quote_request_detail.html", _results_context(quote_request, request.user))
 
 
 @fragment_login_required
@@ -179,7 +182,7 @@ def quote_request_detail(request: HttpRequest, public_id: UUID) -> HttpResponse:
 def quote_request_results(request: HttpRequest, public_id: UUID) -> HttpResponse:
     """The results table alone, polled every second until every insurer's row is final."""
     quote_request = _quote_request_or_404(request, public_id)
-    return render(request, "quotes/_results.html", _results_context(quote_request))
+    return render(request, "quotes/_results.html", _results_context(quote_request, request.user))
 
 
 @login_required

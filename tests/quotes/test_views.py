@@ -154,6 +154,8 @@ def test_view_all_agencies_reads_every_agency_but_issues_nothing(trafik_request,
     assert client.get(reverse("quote_request_detail", args=[trafik_request.public_id])).status_code == 200
     assert trafik_request.plate in client.get(reverse("quote_request_list")).content.decode()
     row = quoted(trafik_request, "anka")
+    page = client.get(reverse("quote_request_detail", args=[trafik_request.public_id])).content.decode()
+    assert reverse("issuance_confirm", args=[row.pk]) not in page  # no button that would lead to a 404
     assert client.get(reverse("issuance_confirm", args=[row.pk])).status_code == 404
     response = client.post(reverse("issuance_confirm", args=[row.pk]), {"payment_token": "tok_demo_4242"})
     assert response.status_code == 404 and not Issuance.objects.exists()
