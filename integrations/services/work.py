@@ -25,7 +25,7 @@ from django.db.models import F
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from integrations.engine import Outcome, is_wait_not_failure, next_wait
+from integrations.engine import NOT_SETTLED, Outcome, is_wait_not_failure, next_wait
 from integrations.policies import RetryPolicy
 from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError
 from integrations.work import WorkItem, WorkState
@@ -210,7 +210,8 @@ def retry_permit(item: WorkItem, *, insurer_code: str, looks_first: bool = False
     settling wait; or a try that starts by asking the insurer, `looks_first`: a lookup is not a
     retry), "spent" (a retry paid from the insurer's budget; refunded if it succeeds) or
     "denied" (the budget is spent: wait)."""
-    if item.attempts == 0 or looks_first or item.error_kind == "throttled" or item.provider_code == "NOT_SETTLED":
+    waited = item.error_kind == ErrorKind.THROTTLED or item.provider_code == NOT_SETTLED
+    if item.attempts == 0 or looks_first or waited:
         return "free"
     from integrations.pacing import SharedRetryBudget
 
