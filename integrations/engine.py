@@ -27,7 +27,7 @@ from integrations.adapters.base import InsurerAdapter
 from integrations.operations import Operation
 from integrations.policies import RetryPolicy
 from integrations.recording import AttemptRecorder
-from integrations.results import Address, Policy, Quote
+from integrations.results import Address, Document, Policy, Quote
 from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, WaitHint
 from integrations.waits import full_jitter_backoff, signalled_wait_with_spread
 
@@ -75,7 +75,7 @@ class UnpacedRate:
 class Outcome:
     """What one operation came to, after all its attempts."""
 
-    result: Quote | Address | Policy | None
+    result: Quote | Address | Policy | Document | None
     error: InsurerError | None
     attempts: int
     stop_reason: str = ""
@@ -129,8 +129,9 @@ FINAL_AFTER_AMBIGUITY = frozenset({ErrorKind.BUSINESS_REJECT, ErrorKind.EXPIRED,
 
 
 def is_wait_not_failure(error: InsurerError) -> bool:
-    """A throttle, or an issuance waiting out the insurer's settling time: the try is not used up."""
-    return error.is_throttle or error.provider_code == NOT_SETTLED
+    """A throttle, a document the insurer has not produced yet, or an issuance waiting out the
+    insurer's settling time: the insurer asked for a wait, so the try is not used up."""
+    return error.is_throttle or error.kind is ErrorKind.NOT_READY or error.provider_code == NOT_SETTLED
 
 
 @dataclass
@@ -248,7 +249,7 @@ def run_operation(
         _Issuance(adapter, data, reference, policy, budget, counters, on_send) if op is Operation.ISSUE_POLICY else None
     )
 
-    def attempt_once(engine_attempt: int) -> Quote | Address | Policy:
+    def attempt_once(engine_attempt: int) -> Quote | Address | Policy | Document:
         attempt_no = attempt_offset + engine_attempt
         ctx.attempt_no = attempt_no
         send_rate.acquire(ctx.account_key, policy=policy, max_wait=channel.remaining())

@@ -12,6 +12,7 @@ class Operation(StrEnum):
     DASK_QUOTE = "dask_quote"
     ISSUE_POLICY = "issue_policy"
     POLICY_STATUS = "policy_status"
+    POLICY_DOCUMENT = "policy_document"
 
 
 class Product(StrEnum):
@@ -30,6 +31,7 @@ OPERATION_PRODUCT: dict[Operation, Product | None] = {
     # Issuance and status belong to whichever product the quote or policy is for.
     Operation.ISSUE_POLICY: None,
     Operation.POLICY_STATUS: None,
+    Operation.POLICY_DOCUMENT: None,
 }
 
 QUOTE_OPERATION: dict[Product, Operation] = {

@@ -89,6 +89,12 @@ DEFAULT_POLICIES: dict[Operation, RetryPolicy] = {
         attempt_timeout=20.0,
         retry_budget_ratio=0.1,
     ),
+    # A policy's PDF, asked for after issuance: "not ready yet" waits as long as the insurer
+    # asks (a wait, not a try); a failure retries a few times, since a person may be waiting
+    # for the download, and the background fetch comes back later anyway.
+    Operation.POLICY_DOCUMENT: RetryPolicy(
+        max_attempts=4, base_delay=1.0, max_delay=10.0, deadline=60.0, attempt_timeout=20.0
+    ),
 }
 
 _cache: dict[tuple[str, str], tuple[float, RetryPolicy]] = {}

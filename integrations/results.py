@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -21,6 +22,8 @@ def _jsonable(value: Any) -> Any:
         return str(value)
     if isinstance(value, datetime):
         return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -83,8 +86,50 @@ class Address(_Result):
 class Policy(_Result):
     policy_no: str
     status: PolicyStatus
+    # When the policy runs, in Türkiye's calendar (CONTRACTS.md, "Policy period"); None when the
+    # answer did not say or said it in a form no adapter reads: the policy number still stands.
+    starts_on: date | None = None
+    ends_on: date | None = None
 
     def __post_init__(self) -> None:
         _check_text("policy_no", self.policy_no, MAX_NUMBER_LENGTH)
         if not isinstance(self.status, PolicyStatus):
             raise ValueError(f"unknown policy status: {self.status!r}")
+        for name in ("starts_on", "ends_on"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, date) or isinstance(value, datetime)):
+                raise ValueError(f"{name} must be a date: {value!r}")
+
+
+# CONTRACTS.md: a policy document is a PDF of at most 5 MiB; anything else is an unreadable answer.
+MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+PDF_MAGIC = b"%PDF-"
+
+
+@dataclass(frozen=True)
+class Document(_Result):
+    """A policy's PDF. Only its size and digest are reported (the probe, the attempt log); the
+    bytes themselves go to storage, never into a log line or a task result."""
+
+    policy_no: str
+    content: bytes = field(repr=False)
+    content_type: str = "application/pdf"
+
+    def __post_init__(self) -> None:
+        _check_text("policy_no", self.policy_no, MAX_NUMBER_LENGTH)
+        if not isinstance(self.content, bytes) or not self.content.startswith(PDF_MAGIC):
+            raise ValueError("document is not a PDF (no %PDF- header)")
+        if len(self.content) > MAX_DOCUMENT_BYTES:
+            raise ValueError(f"document is {len(self.content)} bytes, over the 5 MiB the contract allows")
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.content).hexdigest()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "policy_no": self.policy_no,
+            "content_type": self.content_type,
+            "bytes": len(self.content),
+            "sha256": self.sha256,
+        }

@@ -30,6 +30,9 @@ class ErrorKind(StrEnum):
     UNAVAILABLE = "unavailable"
     TIMEOUT = "timeout"
     CONNECTION = "connection"
+    # The insurer has the record but not yet what was asked of it (a policy's PDF is produced
+    # after issuance): a wait the insurer asks for, like a throttle, never a failure.
+    NOT_READY = "not_ready"
     # unknown
     UNCLASSIFIED = "unclassified"
 
@@ -49,6 +52,7 @@ KIND_CLASS: dict[ErrorKind, ErrorClass] = {
     ErrorKind.UNAVAILABLE: ErrorClass.RETRYABLE,
     ErrorKind.TIMEOUT: ErrorClass.RETRYABLE,
     ErrorKind.CONNECTION: ErrorClass.RETRYABLE,
+    ErrorKind.NOT_READY: ErrorClass.RETRYABLE,
     ErrorKind.UNCLASSIFIED: ErrorClass.UNKNOWN,
 }
 
@@ -64,6 +68,7 @@ KIND_MESSAGE_TR: dict[ErrorKind, str] = {
     ErrorKind.UNAVAILABLE: "Şirket yoğun.",
     ErrorKind.TIMEOUT: "Yanıt alınamadı.",
     ErrorKind.CONNECTION: "Şirkete bağlanılamadı.",
+    ErrorKind.NOT_READY: "Belge henüz hazır değil.",
     ErrorKind.UNCLASSIFIED: "Şirketten beklenmeyen bir yanıt geldi.",
 }
 

@@ -42,6 +42,7 @@ KIND_LABELS_TR: dict[str, str] = {
     ErrorKind.UNAVAILABLE: "geçici · hizmet kullanılamıyor",
     ErrorKind.TIMEOUT: "geçici · zaman aşımı",
     ErrorKind.CONNECTION: "geçici · bağlantı hatası",
+    ErrorKind.NOT_READY: "geçici · henüz hazır değil (bekle)",
     ErrorKind.VALIDATION: "kalıcı · geçersiz bilgi",
     ErrorKind.AUTH: "kalıcı · kimlik doğrulama",
     ErrorKind.NOT_ALLOWED: "kalıcı · yetki yok",

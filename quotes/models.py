@@ -17,6 +17,15 @@ class QuoteRequest(models.Model):
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="quote_requests")
+    # Who the quote is for; null for requests made before customers existed (and the probe's).
+    customer = models.ForeignKey(
+        "customers.Customer",
+        on_delete=models.PROTECT,
+        related_name="quote_requests",
+        null=True,
+        blank=True,
+        verbose_name="müşteri",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     product = models.CharField("ürün", max_length=16, choices=PRODUCT_CHOICES)
     # The validated input in platform field names; identity numbers are masked wherever shown.
@@ -135,6 +144,18 @@ class Policy(models.Model):
     plate = models.CharField(max_length=16, blank=True)
     owner_id = models.CharField(max_length=11, blank=True)
     premium = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    customer = models.ForeignKey(
+        "customers.Customer",
+        on_delete=models.PROTECT,
+        related_name="policies",
+        null=True,
+        blank=True,
+        verbose_name="müşteri",
+    )
+    # The period the insurer says the policy runs (Türkiye's calendar); kept current by the
+    # nightly sync. Null until an insurer has said (policies from before periods were read).
+    starts_on = models.DateField("başlangıç", null=True, blank=True)
+    ends_on = models.DateField("bitiş", null=True, blank=True, db_index=True)
     issued_at = models.DateTimeField(auto_now_add=True)
     last_synced_at = models.DateTimeField(null=True, blank=True)
 

@@ -2,20 +2,20 @@
 
 from django.urls import include, path
 
-from quotes import views
+from quotes.views import issuance, policies, quote_requests
 
 urlpatterns = [
-    path("", views.quote_request_new, name="home"),
-    path("teklif/yeni/<slug:product>/", views.quote_request_new, name="quote_request_new"),
-    path("talepler/", views.quote_request_list, name="quote_request_list"),
-    path("talepler/ara/", views.quote_request_search, name="quote_request_search"),
-    path("talepler/<uuid:public_id>/", views.quote_request_detail, name="quote_request_detail"),
-    path("talepler/<uuid:public_id>/sonuclar/", views.quote_request_results, name="quote_request_results"),
-    path("teklifler/<int:pk>/policelestir/", views.issuance_confirm, name="issuance_confirm"),
-    path("policelestirme/<int:pk>/", views.issuance_detail, name="issuance_detail"),
-    path("policelestirme/<int:pk>/durum/", views.issuance_status, name="issuance_status"),
-    path("policeler/", views.policy_list, name="policy_list"),
-    path("policeler/ara/", views.policy_search, name="policy_search"),
+    path("", quote_requests.quote_request_new, name="home"),
+    path("teklif/yeni/<slug:product>/", quote_requests.quote_request_new, name="quote_request_new"),
+    path("talepler/", quote_requests.quote_request_list, name="quote_request_list"),
+    path("talepler/ara/", quote_requests.quote_request_search, name="quote_request_search"),
+    path("talepler/<uuid:public_id>/", quote_requests.quote_request_detail, name="quote_request_detail"),
+    path("talepler/<uuid:public_id>/sonuclar/", quote_requests.quote_request_results, name="quote_request_results"),
+    path("teklifler/<int:pk>/policelestir/", issuance.issuance_confirm, name="issuance_confirm"),
+    path("policelestirme/<int:pk>/", issuance.issuance_detail, name="issuance_detail"),
+    path("policelestirme/<int:pk>/durum/", issuance.issuance_status, name="issuance_status"),
+    path("policeler/", policies.policy_list, name="policy_list"),
+    path("policeler/ara/", policies.policy_search, name="policy_search"),
     # The agency admin's page lives on the desk, beside the pages its agents use.
     path("acente/", include("agencies.urls")),
 ]

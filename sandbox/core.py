@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from . import domain
@@ -31,6 +32,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "token_ttl_seconds": 300,
     "issuance_processing_seconds": 0.3,
     "poll_lag_seconds": 0,
+    # How long after issuance the policy's PDF is "not ready yet" (CONTRACTS.md: usually < 10 s).
+    "document_delay_seconds": 0,
     "default_rate_per_second": 50.0,
     "default_burst": 50,
     "known_policies_only": True,
@@ -105,6 +108,15 @@ FAULT_RULE_KEYS = frozenset(
     }
 )
 MATCHABLE_FIELDS = frozenset(domain.FIELD_RULES)
+
+
+def _iso_date_or_none(value: Any, key: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{key} must be a YYYY-MM-DD date") from None
 
 
 class ConfigError(ValueError):
@@ -297,7 +309,7 @@ def validate_config(changes: Mapping[str, Any], operations: Iterable[str]) -> di
         elif key in ("quote_ttl_seconds", "token_ttl_seconds", "default_rate_per_second"):
             _require(_is_number(value) and value > 0, f"{key} must be a number > 0")
             out[key] = value
-        elif key in ("issuance_processing_seconds", "poll_lag_seconds"):
+        elif key in ("issuance_processing_seconds", "poll_lag_seconds", "document_delay_seconds"):
             _require(_is_number(value) and value >= 0, f"{key} must be a number >= 0")
             out[key] = value
         elif key == "default_burst":
@@ -348,6 +360,7 @@ class SandboxState:
             self._faulted: Counter[str] = Counter()
             self._by_account: Counter[str] = Counter()
             self.ledger.clear()
+            self.ledger.document_delay = self.config["document_delay_seconds"]
             self._seed_rngs()
 
     def _seed_rngs(self) -> None:
@@ -360,6 +373,7 @@ class SandboxState:
         checked = validate_config(changes, self.operations)
         with self.lock:
             self.config.update(copy.deepcopy(checked))
+            self.ledger.document_delay = self.config["document_delay_seconds"]
             if "seed" in checked:
                 self._seed_rngs()
             return self.get_config()
@@ -417,16 +431,17 @@ class SandboxState:
         for item in policies:
             _require(isinstance(item, dict), "each policy must be an object")
             policy_no, status, quote_no = item.get("policy_no"), item.get("status"), item.get("quote_no")
+            period = [_iso_date_or_none(item.get(key), key) for key in ("starts_on", "ends_on")]
             _require(domain.FIELD_RULES["policy_no"](policy_no), "policy_no must be letters, digits and dashes")
             _require(status in domain.POLICY_STATUSES, f"status must be one of {domain.POLICY_STATUSES}")
             _require(
                 quote_no is None or domain.FIELD_RULES["quote_no"](quote_no),
                 "quote_no must be letters, digits and dashes",
             )
-            checked.append((policy_no, status, quote_no))
+            checked.append((policy_no, status, quote_no, *period))
         with self.lock:
-            for policy_no, status, quote_no in checked:
-                self.ledger.seed_policy(policy_no, status, quote_no)
+            for policy_no, status, quote_no, starts_on, ends_on in checked:
+                self.ledger.seed_policy(policy_no, status, quote_no, starts_on, ends_on)
 
     def set_policy_status(self, policy_no: str, status: str) -> None:
         """Change a known policy's status; ``KeyError`` if the insurer has no such policy."""

@@ -11,9 +11,10 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 PLATE_RE = re.compile(r"(0[1-9]|[1-7][0-9]|8[01])[A-Z]{1,3}[0-9]{2,4}")
 SERIAL_RE = re.compile(r"[A-Z]{2}[0-9]{6}")
@@ -51,6 +52,7 @@ OPERATION_FIELDS: dict[str, tuple[str, ...]] = {
     "dask_quote": DASK_QUOTE_FIELDS,
     "issue_policy": ("quote_no", "payment_token"),
     "policy_status": ("policy_no",),
+    "policy_document": ("policy_no",),
 }
 QUOTE_OPERATIONS = ("trafik_quote", "kasko_quote", "dask_quote")
 PRODUCT_OF = {"trafik_quote": "trafik", "kasko_quote": "kasko", "dask_quote": "dask"}
@@ -68,6 +70,14 @@ class InvalidField(Exception):
         self.field = field
         self.reason = reason
         self.detail = detail
+
+
+class DocumentNotReady(Exception):
+    """The policy exists but its PDF is still being produced; ``seconds`` until it should be."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"document not ready for {seconds:.1f} s")
+        self.seconds = seconds
 
 
 class Refusal(Exception):
@@ -257,3 +267,97 @@ def money(amount: Decimal) -> str:
 
 def iso_utc(epoch_seconds: float) -> str:
     return datetime.fromtimestamp(epoch_seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- policy periods, coverages, installments, documents (CONTRACTS.md, last section) -------------
+
+TURKIYE = ZoneInfo("Europe/Istanbul")
+
+
+def today_in_turkiye(epoch_seconds: float) -> date:
+    return datetime.fromtimestamp(epoch_seconds, TURKIYE).date()
+
+
+def one_year_after(start: date) -> date:
+    try:
+        return start.replace(year=start.year + 1)
+    except ValueError:  # 29 February
+        return start.replace(year=start.year + 1, day=28)
+
+
+def policy_period(issued_epoch: float) -> tuple[date, date]:
+    """A new policy runs for a year from the next day in Türkiye's calendar."""
+    starts_on = today_in_turkiye(issued_epoch) + timedelta(days=1)
+    return starts_on, one_year_after(starts_on)
+
+
+def seeded_period(policy_no: str, now_epoch: float) -> tuple[date, date]:
+    """A seeded (pre-existing) policy's period: deterministic per number, started within the last
+    year, so some are near their end (what the renewal list is for)."""
+    starts_on = today_in_turkiye(now_epoch) - timedelta(days=_digest("period", policy_no) % 360)
+    return starts_on, one_year_after(starts_on)
+
+
+# Legal trafik limits (TRY, 2026 schedule in the sandbox's world) and the kasko covers offered.
+TRAFIK_LIMITS = {
+    "bodily_injury": Decimal("2700000"),
+    "medical": Decimal("2700000"),
+    "property_damage": Decimal("300000"),
+}
+KASKO_COVERS = ("collision", "theft", "fire", "flood", "glass")
+
+
+def coverages(operation: str, premium: Decimal, sum_insured: Decimal | None) -> list[tuple[str, Decimal | None]]:
+    """The covers a quote lists, as (platform code, limit or None for unlimited) pairs; each
+    insurer module writes them with its own codes and names."""
+    if operation == "trafik_quote":
+        return list(TRAFIK_LIMITS.items())
+    if operation == "kasko_quote":
+        vehicle_value = (premium / Decimal("0.028")).quantize(_CENTS, ROUND_HALF_UP)
+        return [(code, None if code == "glass" else vehicle_value) for code in KASKO_COVERS]
+    return [("earthquake", sum_insured)]
+
+
+INSTALLMENT_LOADINGS = ((1, Decimal("1.00")), (3, Decimal("1.03")), (6, Decimal("1.06")), (9, Decimal("1.09")))
+
+
+def installments(premium: Decimal) -> list[tuple[int, Decimal]]:
+    """Payment plans: how many parts, and the whole premium paid that way (parts cost more)."""
+    return [(count, (premium * loading).quantize(_CENTS, ROUND_HALF_UP)) for count, loading in INSTALLMENT_LOADINGS]
+
+
+def _pdf_text(value: str) -> str:
+    """PDF literal string: ASCII only (the sandbox's document is a stand-in), parentheses escaped."""
+    ascii_text = value.encode("ascii", "replace").decode()
+    return ascii_text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def policy_pdf(insurer_name: str, policy_no: str, starts_on: date | None, ends_on: date | None) -> bytes:
+    """A small, valid one-page PDF naming the policy: what the agency hands the customer.
+
+    Deterministic per policy (no creation date), so a re-fetch returns the same bytes and the
+    same SHA-256.
+    """
+    lines = [insurer_name, f"Police no: {policy_no}"]
+    if starts_on and ends_on:
+        lines.append(f"Sure: {starts_on:%d.%m.%Y} - {ends_on:%d.%m.%Y}")
+    text_ops = "".join(f"BT /F1 14 Tf 72 {760 - 24 * i} Td ({_pdf_text(line)}) Tj ET\n" for i, line in enumerate(lines))
+    stream = text_ops.encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842]"
+        b" /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"endstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref_at = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref_at}\n%%EOF\n".encode()
+    return bytes(out)

@@ -13,11 +13,12 @@ import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
 from . import domain
-from .domain import InvalidField, Refusal
+from .domain import DocumentNotReady, InvalidField, Refusal
 
 _PRODUCT_LETTER = {"trafik_quote": "T", "kasko_quote": "K", "dask_quote": "D"}
 
@@ -41,6 +42,9 @@ class Policy:
     status: str  # platform vocabulary: ACTIVE, CANCELLED, EXPIRED
     agency: str | None = None  # None: seeded through the control API, visible to every agency
     quote_no: str | None = None
+    starts_on: date | None = None
+    ends_on: date | None = None
+    document_ready_at: float = 0.0  # epoch seconds: "not ready yet" before this
 
 
 @dataclass
@@ -82,6 +86,8 @@ class Ledger:
     requests: dict[str, PolicyRequest] = field(default_factory=dict)
     tokens: dict[str, tuple[str, float]] = field(default_factory=dict)  # token -> (identity, expires_at)
     run_tag: str = field(default_factory=lambda: secrets.token_hex(3).upper())
+    # The sandbox config's `document_delay_seconds`, kept here by SandboxState.
+    document_delay: float = 0.0
     _counters: dict[str, int] = field(default_factory=dict)
 
     def clear(self) -> None:
@@ -153,7 +159,17 @@ class Ledger:
         return self.create_policy(quote)
 
     def create_policy(self, quote: Quote) -> Policy:
-        policy = Policy(self.next_number("P"), "ACTIVE", agency=quote.agency, quote_no=quote.quote_no)
+        now = time.time()
+        starts_on, ends_on = domain.policy_period(now)
+        policy = Policy(
+            self.next_number("P"),
+            "ACTIVE",
+            agency=quote.agency,
+            quote_no=quote.quote_no,
+            starts_on=starts_on,
+            ends_on=ends_on,
+            document_ready_at=now + self.document_delay,
+        )
         self.policies[policy.policy_no] = policy
         self.issued_by_quote.setdefault(quote.quote_no, []).append(policy.policy_no)
         return policy
@@ -168,8 +184,18 @@ class Ledger:
         if policy is not None and policy.agency in (None, agency):
             return policy
         if policy is None and not known_only and self.is_well_formed_policy_no(policy_no):
-            return Policy(policy_no, "ACTIVE")
+            starts_on, ends_on = domain.seeded_period(policy_no, time.time())
+            return Policy(policy_no, "ACTIVE", starts_on=starts_on, ends_on=ends_on)
         raise Refusal(Refusal.NOT_FOUND, f"policy {policy_no}", field="policy_no")
+
+    def document(self, fields: Mapping[str, Any], *, agency: str, known_only: bool, insurer_name: str) -> bytes:
+        """The policy's PDF; ``DocumentNotReady`` while the insurer is still producing it."""
+        domain.validate(fields, domain.OPERATION_FIELDS["policy_document"])
+        policy = self.policy(fields, agency=agency, known_only=known_only)
+        wait = policy.document_ready_at - time.time()
+        if wait > 0:
+            raise DocumentNotReady(wait)
+        return domain.policy_pdf(insurer_name, policy.policy_no, policy.starts_on, policy.ends_on)
 
     def is_well_formed_policy_no(self, policy_no: str) -> bool:
         head = f"{self.prefix}-P-"
@@ -183,9 +209,19 @@ class Ledger:
                 return policy
         raise Refusal(Refusal.NOT_FOUND, f"no policy for quote {quote_no}", field="quote_no")
 
-    def seed_policy(self, policy_no: str, status: str, quote_no: str | None = None) -> Policy:
-        """A policy that exists at the insurer without having been issued in this run."""
-        policy = Policy(policy_no, status, agency=None, quote_no=quote_no)
+    def seed_policy(
+        self,
+        policy_no: str,
+        status: str,
+        quote_no: str | None = None,
+        starts_on: date | None = None,
+        ends_on: date | None = None,
+    ) -> Policy:
+        """A policy that exists at the insurer without having been issued in this run; its period
+        is the one given, else a deterministic one (see ``domain.seeded_period``)."""
+        if starts_on is None or ends_on is None:
+            starts_on, ends_on = domain.seeded_period(policy_no, time.time())
+        policy = Policy(policy_no, status, agency=None, quote_no=quote_no, starts_on=starts_on, ends_on=ends_on)
         self.policies.pop(policy_no, None)  # re-insert so "latest" order follows seeding order
         self.policies[policy_no] = policy
         return policy

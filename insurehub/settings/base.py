@@ -59,6 +59,8 @@ INSTALLED_APPS = [
     "integrations",
     "quotes",
     "sync",
+    "customers",
+    "documents",
 ]
 
 MIDDLEWARE = [

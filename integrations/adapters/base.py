@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
 from urllib.parse import quote
 
 from integrations.channel import Channel, Reply
-from integrations.results import MAX_PREMIUM, Address, Policy, Quote
+from integrations.results import MAX_PREMIUM, Address, Document, Policy, Quote
 from integrations.taxonomy import ErrorKind, Refusal
 
 # What an answer without an insurer code of its own means, by HTTP status.
@@ -87,6 +87,32 @@ def parse_utc(value: Any) -> datetime:
     return parsed.astimezone(UTC)
 
 
+# The forms a policy period's dates arrive in (CONTRACTS.md, "Policy period"): ISO at Anka,
+# Boğaziçi and Deniz, day.month.year at Çınar; the slash form and an ISO timestamp are read too,
+# since "handle defensively" covers an insurer that changes its mind.
+_DATE_FORMATS = ("%Y-%m-%d", "%d.%m.%Y", "%d/%m/%Y")
+
+
+def parse_policy_date(value: Any) -> date | None:
+    """A policy period date, or None when absent or unreadable.
+
+    Never raises: a period is information about a policy that exists; an unreadable date must
+    not turn an issuance that succeeded into a failure (and a re-send into a second policy).
+    """
+    if not isinstance(value, str) or not value.strip():
+        return None
+    raw = value.strip()
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(raw, fmt).date()
+        except ValueError:
+            continue
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
+
+
 class InsurerAdapter(ABC):
     code: ClassVar[str]
     name: ClassVar[str]
@@ -127,6 +153,11 @@ class InsurerAdapter(ABC):
     @abstractmethod
     def policy_status(self, data: Mapping[str, Any]) -> Policy: ...
 
+    def policy_document(self, data: Mapping[str, Any]) -> Document:
+        """The PDF of policy `data["policy_no"]`. "Not ready yet" is a `Refusal` whose code the
+        adapter's table maps to `ErrorKind.NOT_READY`, with the insurer's wait when it gives one."""
+        raise NotImplementedError  # TEMPORARY until all four adapters implement it; then abstract
+
     @abstractmethod
     def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
         """Ask the insurer whether an earlier, unanswered issuance went through.
@@ -137,7 +168,9 @@ class InsurerAdapter(ABC):
         No default, so that a new adapter has to say which it is.
         """
 
-    def run(self, operation: str, data: Mapping[str, Any], *, reference: str = "") -> Quote | Address | Policy:
+    def run(
+        self, operation: str, data: Mapping[str, Any], *, reference: str = ""
+    ) -> Quote | Address | Policy | Document:
         if operation == "issue_policy":
             return self.issue_policy(data, reference=reference)
         return getattr(self, operation)(data)

@@ -1,0 +1,52 @@
+"""An agency's customers (müşteri): who a quote request and a policy are for."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Customer(models.Model):
+    """A person (TCKN) or a company (VKN) an agency serves; never shared between agencies.
+
+    KVKK (the Turkish data-protection law) asks the agency to show when and how the customer
+    agreed to their data being processed, so consent is a date and a channel, not a checkbox.
+    """
+
+    class ConsentChannel(models.TextChoices):
+        WET_SIGNATURE = "wet_signature", "Islak imzalı form"
+        EMAIL = "email", "E-posta"
+        SMS = "sms", "SMS"
+        PHONE = "phone", "Telefon (ses kaydı)"
+        IN_APP = "in_app", "Çevrim içi onay"
+
+    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="customers")
+    name = models.CharField("ad soyad / unvan", max_length=200)
+    identity_no = models.CharField("TCKN / VKN", max_length=11, db_index=True)
+    phone = models.CharField("telefon", max_length=20, blank=True)
+    email = models.EmailField("e-posta", blank=True)
+    address = models.TextField("adres", blank=True)
+    kvkk_consent_at = models.DateTimeField("KVKK onay zamanı", null=True, blank=True)
+    kvkk_consent_channel = models.CharField(
+        "KVKK onay şekli", max_length=16, choices=ConsentChannel.choices, blank=True
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
+    created_at = models.DateTimeField("oluşturulma", auto_now_add=True)
+    updated_at = models.DateTimeField("güncellenme", auto_now=True)
+
+    class Meta:
+        verbose_name = "müşteri"
+        verbose_name_plural = "müşteriler"
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["agency", "identity_no"], name="one_customer_per_identity_per_agency")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_company(self) -> bool:
+        return len(self.identity_no) == 10

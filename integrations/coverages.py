@@ -1,0 +1,104 @@
+"""Coverages and installments, read from each insurer's quote into one shape.
+
+Insurers name the same cover in their own words (Anka's `collision`, Boğaziçi's `CARPISMA`);
+an agent comparing quotes side by side needs one row per cover, so each adapter maps its codes
+onto the platform's vocabulary below. A code no adapter knows yet keeps the insurer's own code
+and name: it gets a row of its own rather than being dropped.
+
+The stored shape (in `Quote.details`, JSON):
+- `coverages`: `[{"code", "name", "limit"}]`, `limit` a TRY decimal string or None (unlimited,
+  or not applicable);
+- `installments`: `[{"count", "total"}]`, `total` the whole premium paid in `count` parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+# The platform's coverage vocabulary, in the order a comparison lists them.
+COVERAGE_NAMES_TR: dict[str, str] = {
+    # trafik: the legal limits
+    "bodily_injury": "Kişi başı sakatlanma ve ölüm",
+    "medical": "Kişi başı tedavi masrafları",
+    "property_damage": "Araç başı maddi hasar",
+    # kasko
+    "collision": "Çarpışma",
+    "theft": "Hırsızlık",
+    "fire": "Yangın",
+    "flood": "Sel ve su baskını",
+    "natural_disaster": "Doğal afetler",
+    "glass": "Cam kırılması",
+    "mini_repair": "Mini onarım",
+    "legal_protection": "Hukuksal koruma",
+    # DASK
+    "earthquake": "Deprem ve deprem kaynaklı yangın",
+}
+
+# Codes the four insurers use for the same covers (upper-case, as Boğaziçi and Çınar write them).
+COMMON_ALIASES: dict[str, str] = {
+    "CARPISMA": "collision",
+    "HIRSIZLIK": "theft",
+    "YANGIN": "fire",
+    "SEL": "flood",
+    "DOGAL_AFET": "natural_disaster",
+    "CAM": "glass",
+    "MINI_ONARIM": "mini_repair",
+    "HUKUKSAL_KORUMA": "legal_protection",
+    "SAKATLANMA_OLUM": "bodily_injury",
+    "TEDAVI": "medical",
+    "MADDI_HASAR": "property_damage",
+    "DEPREM": "earthquake",
+}
+
+
+def coverage_code(raw: str, aliases: Mapping[str, str] = COMMON_ALIASES) -> str:
+    """The platform's code for an insurer's coverage code; the insurer's own when unmapped."""
+    key = raw.strip()
+    if key in COVERAGE_NAMES_TR:
+        return key
+    return aliases.get(key.upper(), aliases.get(key, key))
+
+
+def coverage_limit(value: Any) -> str | None:
+    """A limit as a TRY decimal string; None for "unlimited / not applicable" (null)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError(f"coverage limit is not a decimal string: {value!r}"[:200])
+    amount = Decimal(str(value).strip())
+    if not amount.is_finite() or amount < 0:
+        raise ValueError(f"coverage limit out of range: {value!r}"[:200])
+    return str(amount.quantize(Decimal("0.01")))
+
+
+def coverage_entry(
+    code: Any, name: Any = None, limit: Any = None, *, aliases: Mapping[str, str] = COMMON_ALIASES
+) -> dict[str, Any]:
+    """One coverage in the stored shape; the Turkish name is ours when we know the cover."""
+    if not isinstance(code, str) or not code.strip():
+        raise ValueError(f"coverage without a code: {code!r}"[:200])
+    platform_code = coverage_code(code, aliases)
+    known_name = COVERAGE_NAMES_TR.get(platform_code)
+    given_name = name.strip() if isinstance(name, str) and name.strip() else ""
+    return {"code": platform_code, "name": known_name or given_name or code.strip(), "limit": coverage_limit(limit)}
+
+
+def installment_entry(count: Any, total: Any) -> dict[str, Any]:
+    """One payment plan: the whole premium `total` paid in `count` parts."""
+    if isinstance(count, bool):
+        raise ValueError("installment count is not a number")
+    parts = int(str(count).strip())
+    if not 1 <= parts <= 36:
+        raise ValueError(f"installment count out of range: {count!r}"[:200])
+    amount = Decimal(str(total).strip())
+    if not amount.is_finite() or amount < 0:
+        raise ValueError(f"installment total out of range: {total!r}"[:200])
+    return {"count": parts, "total": str(amount.quantize(Decimal("0.01")))}
+
+
+def coverage_sort_key(code: str) -> tuple[int, str]:
+    """Known covers in the vocabulary's order, then the insurers' own codes alphabetically."""
+    order = list(COVERAGE_NAMES_TR)
+    return (order.index(code), "") if code in order else (len(order), code)

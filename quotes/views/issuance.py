@@ -1,0 +1,86 @@
+"""Issuing a quote (poliçeleştirme) on the desk: the confirm step and the status as it moves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from quotes import selectors
+from quotes.forms import IssuanceConfirmForm
+from quotes.models import InsurerQuote, Issuance
+from quotes.services.issuance import IssuanceRefused, issuance_start
+from quotes.views.common import ISSUANCE_FINAL_STATES, fragment_login_required
+
+# --- issuance ---------------------------------------------------------------------------------
+
+
+def _insurer_quote_or_404(request: HttpRequest, pk: int) -> InsurerQuote:
+    try:
+        return selectors.insurer_quote_get(user=request.user, pk=pk)
+    except InsurerQuote.DoesNotExist:
+        raise Http404("Teklif bulunamadı.") from None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def issuance_confirm(request: HttpRequest, pk: int) -> HttpResponse:
+    """The confirm step. A second POST (double click, other tab, retry) gets the same issuance
+    back from the service, so it lands on the same status page and never issues twice."""
+    quote = _insurer_quote_or_404(request, pk)
+    refusal = ""
+    if request.method == "POST":
+        form = IssuanceConfirmForm(request.POST)
+        if form.is_valid():
+            try:
+                issuance = issuance_start(
+                    user=request.user, insurer_quote_id=quote.pk, payment_token=form.cleaned_data["payment_token"]
+                )
+            except IssuanceRefused as error:
+                refusal = str(error)
+            except InsurerQuote.DoesNotExist:
+                raise Http404("Teklif bulunamadı.") from None
+            else:
+                return redirect("issuance_detail", pk=issuance.pk)
+    else:
+        existing = Issuance.objects.filter(insurer_quote=quote).first()
+        if existing is not None:
+            return redirect("issuance_detail", pk=existing.pk)
+        form = IssuanceConfirmForm()
+    context = {
+        "quote": quote,
+        "form": form,
+        "refusal": refusal,
+        "expired": quote.valid_until is not None and quote.valid_until <= timezone.now(),
+    }
+    return render(request, "quotes/issuance_confirm.html", context, status=409 if refusal else 200)
+
+
+def _issuance_or_404(request: HttpRequest, pk: int) -> Issuance:
+    try:
+        return selectors.issuance_get(user=request.user, pk=pk)
+    except Issuance.DoesNotExist:
+        raise Http404("Poliçeleştirme bulunamadı.") from None
+
+
+def _issuance_context(issuance: Issuance) -> dict[str, Any]:
+    return {"issuance": issuance, "is_final": issuance.state in ISSUANCE_FINAL_STATES}
+
+
+@login_required
+@require_GET
+def issuance_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    issuance = _issuance_or_404(request, pk)
+    return render(request, "quotes/issuance_detail.html", _issuance_context(issuance))
+
+
+@fragment_login_required
+@require_GET
+def issuance_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The issuance state alone, polled every second until the policy number (or a reason) is in."""
+    issuance = _issuance_or_404(request, pk)
+    return render(request, "quotes/_issuance_status.html", _issuance_context(issuance))
