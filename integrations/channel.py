@@ -41,6 +41,9 @@ NOT_SENT = "REQUEST_NOT_SENT"
 
 # An answer larger than this is not an insurer's answer to a quote; refuse to hold it.
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+# A policy document is a PDF of up to 5 MiB (CONTRACTS.md), sent base64 in JSON or XML by some
+# insurers (4/3 of its size, plus the envelope): a call that fetches one may ask for this much.
+MAX_DOCUMENT_RESPONSE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -54,6 +57,8 @@ class Call:
     headers: dict[str, str] = field(default_factory=dict)
     params: dict[str, str] | None = None
     name: str = "main"
+    # The largest answer this call may bring back; beyond it the answer is refused unread.
+    max_bytes: int = MAX_RESPONSE_BYTES
 
 
 @dataclass
@@ -197,7 +202,7 @@ class Channel:
                     stream=True,
                 )
                 try:
-                    content = _read_capped(response)
+                    content = _read_capped(response, call.max_bytes)
                 finally:
                     response.close()
         except requests.exceptions.ConnectTimeout as exc:
@@ -326,16 +331,16 @@ def _transport_message(exc: BaseException, call: Call) -> str:
     return _scrubbed(str(exc), call, 300)
 
 
-def _read_capped(response: requests.Response) -> bytes:
+def _read_capped(response: requests.Response, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     for chunk in response.iter_content(chunk_size=65536):
         size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
+        if size > limit:
             raise InsurerError(
                 ErrorKind.UNCLASSIFIED,
                 provider_code="RESPONSE_TOO_LARGE",
-                message=f"answer larger than {MAX_RESPONSE_BYTES} bytes",
+                message=f"answer larger than {limit} bytes",
                 http_status=response.status_code,
                 ambiguous=True,
             )
