@@ -11,5 +11,7 @@ urlpatterns = [
     path("giris/", RateLimitedLoginView.as_view(), name="login"),
     path("cikis/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("quotes.api.urls")),
+    path("", include("customers.urls")),
+    path("", include("documents.urls")),
     path("", include("quotes.urls")),
 ]

@@ -1,7 +1,7 @@
 """Routes under /api/. Ids are taken as text and checked in the view, so a malformed id answers
 a JSON 404 like an unknown one rather than Django's HTML page."""
 
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from quotes.api import views
@@ -18,6 +18,8 @@ urlpatterns = [
     ),
     path("issuances/<str:issuance_id>/", views.IssuanceDetailApi.as_view(), name="issuance-detail"),
     path("policies/", views.PolicyListApi.as_view(), name="policies"),
+    path("", include("customers.api.urls")),
+    path("", include("documents.api.urls")),
     path("auth/token/", views.TokenObtainApi.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI, for trying calls by hand; its assets come from a CDN (no sidecar package).

@@ -1,0 +1,3 @@
+"""customers API routes, included under /api/ in the api namespace."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""customers desk pages."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""documents API routes, included under /api/ in the api namespace."""
+
+urlpatterns: list = []

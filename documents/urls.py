@@ -1,0 +1,3 @@
+"""documents desk pages."""
+
+urlpatterns: list = []
