@@ -160,6 +160,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+# Site-wide assets that belong to no app (the favicon).
+STATICFILES_DIRS = [BASE_DIR / "static"]
 # `collectstatic` gathers here (scripts/serve.sh); WhiteNoise serves it in production.
 STATIC_ROOT = VAR_DIR / "static"
 
