@@ -4,19 +4,27 @@
 Çınar's error table has no "not found" code, so unknown quotes, policies and UAVT codes are
 reported as a validation error of the field that named them (``VAL_TEKLIF_NO``,
 ``VAL_POLICE_NO``, ``VAL_UAVT_KODU``): the request pointed at something that does not exist.
+The one exception is the newer ``police-pdf`` islem, which answers ``BIZ_POLICY_NOT_FOUND``
+(CONTRACTS.md, "Policy documents"); ``police-durum`` keeps its older ``VAL_POLICE_NO``.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import secrets
 import time
+from datetime import date
 from email.utils import formatdate
 from typing import Any
 
+from . import domain
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
-from .domain import InvalidField, Refusal, iso_utc, money, validate
+from .domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money, validate
 from .insurer import Call, Insurer, Request, Response, gateway_page, key_text, parse_json_object
+from .ledger import Policy as LedgerPolicy
+from .ledger import Quote as LedgerQuote
 
 API = "/api/v2/"
 ISLEM: dict[str, str] = {
@@ -27,6 +35,7 @@ ISLEM: dict[str, str] = {
     "dask-teklif": "dask_quote",
     "police-olustur": "issue_policy",
     "police-durum": "policy_status",
+    "police-pdf": "policy_document",
 }
 FIELDS: dict[str, str] = {
     "plaka": "plate",
@@ -58,6 +67,8 @@ MESSAGES: dict[str, str] = {
     "BIZ_DUPLICATE_REQUEST": "Bu request_ref ile daha önce poliçe oluşturuldu",
     "SYS_BUSY": "Sistem yoğun",
     "SYS_MAINTENANCE": "Sistem bakımda",
+    "BIZ_POLICY_NOT_FOUND": "Poliçe bulunamadı",
+    "DOC_NOT_READY": "Poliçe basımı henüz hazır değil",
 }
 REFUSAL_CODES = {
     Refusal.QUOTE_EXPIRED: "BIZ_QUOTE_EXPIRED",
@@ -66,7 +77,68 @@ REFUSAL_CODES = {
     Refusal.PAYMENT_DECLINED: "BIZ_RISK_DECLINED",
 }
 STATUS_WORDS = {"ACTIVE": "AKTIF", "CANCELLED": "IPTAL", "EXPIRED": "BITTI"}
-COVERAGES = ["CARPISMA", "HIRSIZLIK", "YANGIN", "DOGAL_AFET", "CAM"]
+# Çınar's own codes and names for the covers the sandbox's domain offers (platform code -> wire).
+# Çınar has no separate flood cover: its DOGAL_AFET ("natural disasters") is where flood sits.
+COVERAGES: dict[str, tuple[str, str]] = {
+    "bodily_injury": ("SAKATLANMA_OLUM", "Sakatlanma ve ölüm (kişi başı)"),
+    "medical": ("TEDAVI", "Tedavi masrafları (kişi başı)"),
+    "property_damage": ("MADDI_HASAR", "Maddi hasar (araç başı)"),
+    "collision": ("CARPISMA", "Çarpışma"),
+    "theft": ("HIRSIZLIK", "Hırsızlık"),
+    "fire": ("YANGIN", "Yangın"),
+    "flood": ("DOGAL_AFET", "Doğal afetler (sel ve su baskını dahil)"),
+    "glass": ("CAM", "Cam kırılması"),
+    "earthquake": ("DEPREM", "Deprem ve deprem kaynaklı yangın"),
+}
+# Fault kinds that change how a served answer is written (the call is served in full):
+# - coverages_bare: the older coverage form, ``"teminatlar": ["CARPISMA", ...]``;
+# - coverage_malformed / installment_malformed: unreadable entries added to the good ones;
+# - document_not_base64 / document_not_pdf: police-pdf succeeds with a ``pdf_base64`` that is
+#   not base64 (the PDF's, with ``*`` between lines), or is base64 of something that is not a PDF.
+ANSWER_VARIANTS = frozenset(
+    {"coverages_bare", "coverage_malformed", "installment_malformed", "document_not_base64", "document_not_pdf"}
+)
+MALFORMED_COVERAGES = [
+    {"ad": "Kodu olmayan teminat", "limit": "1000.00"},
+    {"kod": "ASISTANS", "ad": "Asistans", "limit": "sınırsız"},
+    "",
+    42,
+]
+MALFORMED_INSTALLMENTS = [
+    {"taksit_sayisi": "üç", "toplam": "100.00"},
+    {"taksit_sayisi": 2, "toplam": "-5.00"},
+    {"taksit_sayisi": 99, "toplam": "100.00"},
+    None,
+]
+# The issuer printed on the policy PDF (ASCII: the sandbox's stand-in PDF has no Turkish font).
+DOCUMENT_ISSUER = "Cinar Sigorta A.S."
+
+
+def turkish_date(value: date) -> str:
+    """Çınar writes calendar dates day.month.year (``01.12.2026``)."""
+    return f"{value:%d.%m.%Y}"
+
+
+def period(policy: LedgerPolicy | None) -> dict[str, str]:
+    """``baslangic``/``bitis`` of a policy, when the ledger knows its period."""
+    if policy is None or policy.starts_on is None or policy.ends_on is None:
+        return {}
+    return {"baslangic": turkish_date(policy.starts_on), "bitis": turkish_date(policy.ends_on)}
+
+
+def quote_extras(operation: str, quote: LedgerQuote) -> dict[str, Any]:
+    """Covers and payment plans every quote answer lists.
+
+    ``teminatlar``: ``{"kod", "ad", "limit"}``, limit a decimal string or null (unlimited / not
+    applicable). ``taksitler``: the contract only says "a count and the total"; Çınar's words for
+    them here are ``taksit_sayisi`` (how many parts) and ``toplam`` (the whole premium paid so).
+    """
+    covers = []
+    for code, limit in domain.coverages(operation, quote.premium, quote.sum_insured):
+        kod, ad = COVERAGES.get(code, (code.upper(), code))
+        covers.append({"kod": kod, "ad": ad, "limit": None if limit is None else money(limit)})
+    plans = [{"taksit_sayisi": count, "toplam": money(total)} for count, total in domain.installments(quote.premium)]
+    return {"teminatlar": covers, "taksitler": plans}
 
 
 def ok(data: dict[str, Any]) -> Response:
@@ -95,6 +167,7 @@ class Cinar(Insurer):
     prefix = "CN"
     operations = (*BUSINESS_OPERATIONS, "token")
     committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST"})
+    extra_fault_kinds = ANSWER_VARIANTS
     garbage_body = b'{"success": true, "data": {"teklif_no": "CN-T-000001", "prim": "4312.50", "para_birimi": "TRY"}}'
 
     def route(self, request: Request) -> Call:
@@ -146,6 +219,7 @@ class Cinar(Insurer):
             "prim": money(quote.premium),
             "para_birimi": "TRY",
             "gecerlilik": iso_utc(quote.valid_until),
+            **quote_extras(call.operation, quote),
         }
         return data, quote
 
@@ -153,7 +227,7 @@ class Cinar(Insurer):
         return ok(self._quote(call)[0])
 
     def op_kasko_quote(self, call: Call) -> Response:
-        return ok({**self._quote(call)[0], "teminatlar": COVERAGES})
+        return ok(self._quote(call)[0])
 
     def op_dask_address(self, call: Call) -> Response:
         address = self.ledger.address(call.fields)
@@ -175,18 +249,35 @@ class Cinar(Insurer):
         validate(call.fields, ("quote_no", "payment_token", "request_ref"))
         record_key = (self.agency(call), call.fields["request_ref"])
         if record_key in self.ledger.dedup:
-            return fail("BIZ_DUPLICATE_REQUEST", data={"police_no": self.ledger.dedup[record_key]})
+            return fail("BIZ_DUPLICATE_REQUEST", data=self._duplicate_data(self.ledger.dedup[record_key]))
         policy = self.ledger.issue(call.fields, agency=self.agency(call))
         call.issued_policy_no = policy.policy_no
         # Only a success binds the reference: a refused request may be sent again with it.
         self.ledger.dedup[record_key] = policy.policy_no
-        return ok({"police_no": policy.policy_no, "durum": STATUS_WORDS[policy.status]})
+        return ok({"police_no": policy.policy_no, "durum": STATUS_WORDS[policy.status], **period(policy)})
+
+    def _duplicate_data(self, policy_no: str | None) -> dict[str, Any]:
+        """BIZ_DUPLICATE_REQUEST's data: the policy the reference created, with its period."""
+        return {"police_no": policy_no, **period(self.ledger.policies.get(policy_no))}
 
     def op_policy_status(self, call: Call) -> Response:
         policy = self.ledger.policy(
             call.fields, agency=self.agency(call), known_only=self.state.config["known_policies_only"]
         )
-        return ok({"police_no": policy.policy_no, "durum": STATUS_WORDS[policy.status]})
+        return ok({"police_no": policy.policy_no, "durum": STATUS_WORDS[policy.status], **period(policy)})
+
+    def op_policy_document(self, call: Call) -> Response:
+        """The PDF, base64; while it is still being produced, DOC_NOT_READY with whole seconds to wait."""
+        try:
+            pdf = self.ledger.document(
+                call.fields,
+                agency=self.agency(call),
+                known_only=self.state.config["known_policies_only"],
+                insurer_name=DOCUMENT_ISSUER,
+            )
+        except DocumentNotReady as not_ready:
+            return fail("DOC_NOT_READY", data={"retry_after_seconds": max(1, math.ceil(not_ready.seconds))})
+        return ok({"pdf_base64": base64.b64encode(pdf).decode("ascii"), "sayfa_sayisi": 1})
 
     # --- rendering ----------------------------------------------------------------------------------
 
@@ -198,6 +289,8 @@ class Cinar(Insurer):
         )
 
     def render_refusal(self, call: Call, refusal: Refusal) -> Response:
+        if refusal.kind == Refusal.NOT_FOUND and call.operation == "policy_document":
+            return fail("BIZ_POLICY_NOT_FOUND")
         if refusal.kind in (Refusal.NOT_FOUND, Refusal.ADDRESS_NOT_FOUND):
             field = refusal.field or "body"
             return fail(validation_code(field), f"{call.wire_name(field)}: kayıt bulunamadı")
@@ -213,12 +306,34 @@ class Cinar(Insurer):
 
     def render_error(self, call: Call, code: str, rule: FaultRule) -> Response:
         data: dict[str, Any] | None = None
-        if code == "SYS_MAINTENANCE":
+        if code in ("SYS_MAINTENANCE", "DOC_NOT_READY"):
             wait = rule.wait(1.0)
             data = None if wait is None else {"retry_after_seconds": wait}
         elif code == "BIZ_DUPLICATE_REQUEST":
             # The issuance ran first (a committing code), so the policy it names really exists:
             # the one just created, or the one an earlier call with this request_ref created.
             earlier = self.ledger.dedup.get((self.agency(call), call.fields.get("request_ref")))
-            data = {"police_no": call.issued_policy_no or earlier}
+            data = self._duplicate_data(call.issued_policy_no or earlier)
         return fail(code, rule.reason, data)
+
+    def apply_extra_fault(self, rule: FaultRule, call: Call) -> Response:
+        """An answer variant: the call is served, then its ``data`` rewritten (successes only)."""
+        response = self.handle(call)
+        body = json.loads(response.body)
+        data = body.get("data") if body.get("success") is True else None
+        if not isinstance(data, dict):
+            return response
+        if rule.fault == "coverages_bare" and isinstance(data.get("teminatlar"), list):
+            data["teminatlar"] = [entry["kod"] for entry in data["teminatlar"]]
+        elif rule.fault == "coverage_malformed" and isinstance(data.get("teminatlar"), list):
+            data["teminatlar"] = [*data["teminatlar"], *MALFORMED_COVERAGES]
+        elif rule.fault == "installment_malformed" and isinstance(data.get("taksitler"), list):
+            data["taksitler"] = [*data["taksitler"], *MALFORMED_INSTALLMENTS]
+        elif rule.fault == "document_not_base64" and "pdf_base64" in data:
+            # Characters outside the alphabet amid the real PDF's base64: a lenient decoder drops
+            # them and gets the PDF back; a strict one says this is not base64.
+            encoded = data["pdf_base64"]
+            data["pdf_base64"] = "*".join(encoded[i : i + 64] for i in range(0, len(encoded), 64))
+        elif rule.fault == "document_not_pdf" and "pdf_base64" in data:
+            data["pdf_base64"] = base64.b64encode(b"<html><body>Basim hatasi</body></html>").decode("ascii")
+        return Response.json(response.status, body, response.headers)

@@ -11,10 +11,16 @@ Three quirks shape this adapter:
 * Issuance carries our reference as `request_ref`, which Çınar deduplicates: a repeat answers
   `BIZ_DUPLICATE_REQUEST` with the policy the first send created. Re-sending is therefore the
   way to ask for the state after an ambiguous failure, and a duplicate is a success.
+
+Çınar writes policy periods day.month.year (`"baslangic": "01.12.2026"`), sends a policy's PDF
+base64 inside the JSON envelope (`police-pdf`), and says "not printed yet" with `DOC_NOT_READY`
+plus `data.retry_after_seconds`: a wait it asks for, like SYS_MAINTENANCE's, never a failure.
 """
 
 from __future__ import annotations
 
+import base64
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -25,17 +31,21 @@ from integrations.adapters.base import (
     InsurerAdapter,
     json_body,
     parse_money,
+    parse_policy_date,
     parse_utc,
     status_refusal,
     text,
 )
 from integrations.adapters.registry import register
-from integrations.channel import Call, Reply
-from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
+from integrations.coverages import coverage_entry, installment_entry
+from integrations.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.waits import hint_from_retry_after, parse_delay_seconds
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 ERROR_TABLE: dict[str, ErrorKind] = {
     "VAL_*": ErrorKind.VALIDATION,
@@ -45,9 +55,14 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "BIZ_NOT_ELIGIBLE": ErrorKind.BUSINESS_REJECT,
     "BIZ_RISK_DECLINED": ErrorKind.BUSINESS_REJECT,
     "BIZ_QUOTE_EXPIRED": ErrorKind.EXPIRED,
+    "BIZ_POLICY_NOT_FOUND": ErrorKind.NOT_FOUND,
+    "DOC_NOT_READY": ErrorKind.NOT_READY,
     "SYS_BUSY": ErrorKind.UNAVAILABLE,
     "SYS_MAINTENANCE": ErrorKind.UNAVAILABLE,
 }
+
+# Codes whose `data.retry_after_seconds` is how long Çınar asks us to wait.
+WAIT_CODES = frozenset({"SYS_MAINTENANCE", "DOC_NOT_READY"})
 
 # What an agent reads (in one set of Turkish words, `Reason`) for Çınar's business refusals.
 AGENT_MESSAGES = {
@@ -83,8 +98,9 @@ DASK_FIELDS = {
 ISSUE_FIELDS = {"quote_no": "teklif_no", "payment_token": "odeme_token"}
 STATUS_FIELDS = {"policy_no": "police_no"}
 
-# Çınar's extras worth keeping on a quote, under the platform's names.
-QUOTE_DETAILS = {"teminatlar": "coverages", "sigorta_bedeli": "sum_insured"}
+# Çınar's extras worth keeping on a quote as they come, under the platform's names (coverages
+# and installments are read entry by entry, below).
+QUOTE_DETAILS = {"sigorta_bedeli": "sum_insured"}
 
 
 # --- token cache -------------------------------------------------------------------------------
@@ -175,7 +191,7 @@ def _refuse_if_failed(body: Mapping[str, Any]) -> None:
         raise Refusal("MALFORMED_BODY", "failure without an errorCode")
     data = body.get("data") if isinstance(body.get("data"), dict) else {}
     wait: WaitHint | None = None
-    if code == "SYS_MAINTENANCE":
+    if code in WAIT_CODES:
         seconds = parse_delay_seconds(data.get("retry_after_seconds"))
         if seconds is not None:
             wait = WaitHint(seconds, "retry_after_seconds")
@@ -208,6 +224,56 @@ def _read_token(reply: Reply) -> tuple[str, float]:
     return token, expires_in
 
 
+# What a malformed coverage or installment entry may raise (Decimal's errors are ArithmeticError).
+_ENTRY_ERRORS = (ValueError, TypeError, ArithmeticError)
+
+
+def _entries(data: Mapping[str, Any], key: str, read: Callable[[Any], dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """Read the list under `key` entry by entry; a malformed entry (or list) is skipped with a
+    warning: coverages and payment plans are extras, and an unreadable one must not lose the
+    quote. None when Çınar sent no such list."""
+    raw = data.get(key)
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        logger.warning("cinar: `%s` is not a list (%s); ignored", key, type(raw).__name__)
+        return None
+    entries = []
+    for position, item in enumerate(raw):
+        try:
+            entries.append(read(item))
+        except _ENTRY_ERRORS as exc:
+            logger.warning("cinar: `%s` entry %d skipped: %s", key, position, str(exc)[:200])
+    return entries
+
+
+def _coverage(item: Any) -> dict[str, Any]:
+    """`{"kod", "ad", "limit"}`, or a bare code string, as older answers send (no name, no limit)."""
+    if isinstance(item, str):
+        return coverage_entry(item)
+    if not isinstance(item, dict):
+        raise TypeError(f"coverage entry is a {type(item).__name__}")
+    return coverage_entry(item.get("kod"), item.get("ad"), item.get("limit"))
+
+
+def _installment(item: Any) -> dict[str, Any]:
+    """`{"taksit_sayisi", "toplam"}`: the premium paid in that many parts, and its total."""
+    if not isinstance(item, dict):
+        raise TypeError(f"installment entry is a {type(item).__name__}")
+    return installment_entry(item.get("taksit_sayisi"), item.get("toplam"))
+
+
+def _quote_details(data: Mapping[str, Any]) -> dict[str, Any]:
+    details = {ours: data[theirs] for theirs, ours in QUOTE_DETAILS.items() if theirs in data}
+    coverages = _entries(data, "teminatlar", _coverage)
+    if coverages is not None:
+        details["coverages"] = coverages
+    installments = _entries(data, "taksitler", _installment)
+    if installments is not None:
+        details["installments"] = installments
+    return details
+
+
 def _read_quote(reply: Reply) -> Quote:
     data = _data(_answer(reply))
     return Quote(
@@ -215,7 +281,7 @@ def _read_quote(reply: Reply) -> Quote:
         premium=parse_money(data["prim"]),
         currency=text(data["para_birimi"]),
         valid_until=parse_utc(data["gecerlilik"]),
-        details={ours: data[theirs] for theirs, ours in QUOTE_DETAILS.items() if theirs in data},
+        details=_quote_details(data),
     )
 
 
@@ -224,8 +290,14 @@ def _read_address(reply: Reply) -> Address:
     return Address(uavt_code=text(data["uavt_kodu"]), address=text(data["adres"]), building_id=text(data["bina_no"]))
 
 
-def _policy(data: Mapping[str, Any]) -> Policy:
-    return Policy(policy_no=text(data["police_no"]), status=POLICY_STATUSES[data["durum"]])
+def _policy(data: Mapping[str, Any], status: PolicyStatus | None = None) -> Policy:
+    """A policy with its period; an unreadable date is left out (None), never a failure."""
+    return Policy(
+        policy_no=text(data["police_no"]),
+        status=status or POLICY_STATUSES[data["durum"]],
+        starts_on=parse_policy_date(data.get("baslangic")),
+        ends_on=parse_policy_date(data.get("bitis")),
+    )
 
 
 def _read_policy(reply: Reply) -> Policy:
@@ -241,8 +313,28 @@ def _read_issued_policy(reply: Reply) -> Policy:
         if not isinstance(policy_no, str) or not policy_no:
             raise Refusal(DUPLICATE_REQUEST, "duplicate request_ref answered without data.police_no")
         # The answer names no status; a policy our own send created moments ago is in force.
-        return Policy(policy_no=policy_no, status=PolicyStatus.ACTIVE)
+        return _policy(data, PolicyStatus.ACTIVE)
     return _policy(_data(body))
+
+
+def _document_reader(policy_no: Any) -> Callable[[Reply], Document]:
+    """Read `police-pdf`'s `{"pdf_base64", "sayfa_sayisi"}` for `policy_no` (the answer does not repeat it)."""
+
+    def read(reply: Reply) -> Document:
+        data = _data(_answer(reply))
+        encoded = data.get("pdf_base64")
+        if not isinstance(encoded, str) or not encoded:
+            raise ValueError("pdf_base64 missing or not text")
+        # Strict: anything but the base64 alphabet (and the line breaks a MIME encoder adds) is an
+        # unreadable answer, never a "document" of whatever bytes a lenient decoder makes of it.
+        try:
+            content = base64.b64decode(encoded.replace("\r", "").replace("\n", ""), validate=True)
+        except ValueError as exc:  # binascii.Error included
+            raise ValueError(f"pdf_base64 is not base64: {exc}") from None
+        # Document refuses anything that is not a PDF of at most 5 MiB (a malformed answer).
+        return Document(policy_no=text(policy_no), content=content)
+
+    return read
 
 
 def _translate(data: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
@@ -292,7 +384,9 @@ class CinarAdapter(InsurerAdapter):
             if acquired:
                 lock.release()
 
-    def _send(self, islem: str, payload: dict[str, Any], read: Callable[[Reply], T]) -> T:
+    def _send(
+        self, islem: str, payload: dict[str, Any], read: Callable[[Reply], T], *, max_bytes: int = MAX_RESPONSE_BYTES
+    ) -> T:
         """Send one call; on `AUTH_TOKEN_EXPIRED`, renew the token and send it once more.
 
         The contract says the renewal is not a retry, so it happens here and the engine only
@@ -300,16 +394,22 @@ class CinarAdapter(InsurerAdapter):
         """
         token = self._token()
         try:
-            return self.channel.exchange(self._call(islem, payload, token), read)
+            return self.channel.exchange(self._call(islem, payload, token, max_bytes), read)
         except InsurerError as error:
             if error.provider_code != TOKEN_EXPIRED:
                 raise
             _forget_token(self._token_key, token)
-        return self.channel.exchange(self._call(islem, payload, self._token()), read)
+        return self.channel.exchange(self._call(islem, payload, self._token(), max_bytes), read)
 
     @staticmethod
-    def _call(islem: str, payload: dict[str, Any], token: str) -> Call:
-        return Call("POST", f"/api/v2/{islem}", json=payload, headers={"Authorization": f"Bearer {token}"})
+    def _call(islem: str, payload: dict[str, Any], token: str, max_bytes: int) -> Call:
+        return Call(
+            "POST",
+            f"/api/v2/{islem}",
+            json=payload,
+            headers={"Authorization": f"Bearer {token}"},
+            max_bytes=max_bytes,
+        )
 
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
         return self._send("trafik-teklif", _translate(data, VEHICLE_FIELDS), _read_quote)
@@ -334,3 +434,10 @@ class CinarAdapter(InsurerAdapter):
 
     def policy_status(self, data: Mapping[str, Any]) -> Policy:
         return self._send("police-durum", _translate(data, STATUS_FIELDS), _read_policy)
+
+    def policy_document(self, data: Mapping[str, Any]) -> Document:
+        """The policy's PDF. The answer is base64 in JSON (4/3 of a PDF up to 5 MiB), hence the
+        larger cap; DOC_NOT_READY is a NOT_READY wait of `data.retry_after_seconds`."""
+        payload = _translate(data, STATUS_FIELDS)
+        reader = _document_reader(data.get("policy_no"))
+        return self._send("police-pdf", payload, reader, max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import re
 import time
+from datetime import date
+from decimal import Decimal
 from email.utils import parsedate_to_datetime
 
 import pytest
+import requests
 
 from .sandbox_wire import KASKO, TRAFIK, UAVT, YEAR, CinarClient, cinar_body, dask
 
@@ -30,7 +35,11 @@ def test_token_then_every_operation(cinar: CinarClient) -> None:
     issued = cinar.issue(data["teklif_no"]).json()
     assert issued["success"] and issued["data"]["police_no"].startswith("CN-P-") and issued["data"]["durum"] == "AKTIF"
     status = cinar.call("police-durum", {"policy_no": issued["data"]["police_no"]})["data"]
-    assert status == {"police_no": issued["data"]["police_no"], "durum": "AKTIF"}
+    period = {"baslangic": issued["data"]["baslangic"], "bitis": issued["data"]["bitis"]}
+    assert status == {"police_no": issued["data"]["police_no"], "durum": "AKTIF", **period}
+    document = cinar.document(issued["data"]["police_no"]).json()
+    assert document["success"] is True and document["data"]["sayfa_sayisi"] == 1
+    assert base64.b64decode(document["data"]["pdf_base64"], validate=True).startswith(b"%PDF-")
 
 
 def test_wrong_client_is_auth_invalid_client_in_http_200(cinar: CinarClient) -> None:
@@ -180,3 +189,200 @@ def test_duplicate_fault_on_issuance_names_a_policy_that_exists(cinar: CinarClie
     again = cinar.issue(quote_no).json()  # same request_ref: nothing new, the same policy named
     assert again["data"]["police_no"] == body["data"]["police_no"]
     assert cinar.server.state.counts()["issued_total"] == 1
+
+
+# --- policy periods ------------------------------------------------------------------------------
+
+DAY_MONTH_YEAR = re.compile(r"[0-9]{2}\.[0-9]{2}\.[0-9]{4}")
+
+
+def day_month_year(value: str) -> date:
+    assert DAY_MONTH_YEAR.fullmatch(value), value
+    day, month, year = (int(part) for part in value.split("."))
+    return date(year, month, day)
+
+
+def test_issuance_status_and_duplicate_give_the_period_day_month_year(cinar: CinarClient) -> None:
+    """baslangic/bitis as DD.MM.YYYY on police-olustur, police-durum and BIZ_DUPLICATE_REQUEST's data."""
+    quote_no = cinar.quote_no()
+    issued = cinar.issue(quote_no, ref="period-1").json()["data"]
+    starts_on, ends_on = day_month_year(issued["baslangic"]), day_month_year(issued["bitis"])
+    assert date.today() <= starts_on <= date.fromordinal(date.today().toordinal() + 2)
+    assert (ends_on.year - starts_on.year, ends_on.month) == (1, starts_on.month)
+    period = {"baslangic": issued["baslangic"], "bitis": issued["bitis"]}
+
+    status = cinar.call("police-durum", {"policy_no": issued["police_no"]})["data"]
+    again = cinar.issue(quote_no, ref="period-1").json()
+
+    assert {key: status[key] for key in period} == period
+    assert again["errorCode"] == "BIZ_DUPLICATE_REQUEST"
+    assert again["data"] == {"police_no": issued["police_no"], **period}
+
+
+def test_duplicate_fault_carries_the_period_of_the_policy_it_names(cinar: CinarClient) -> None:
+    cinar.server.state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "BIZ_DUPLICATE_REQUEST"}])
+    body = cinar.issue(cinar.quote_no(), ref="period-2").json()
+    assert body["errorCode"] == "BIZ_DUPLICATE_REQUEST"
+    assert day_month_year(body["data"]["baslangic"]) < day_month_year(body["data"]["bitis"])
+
+
+def test_seeded_policy_status_gives_its_seeded_period(cinar: CinarClient) -> None:
+    cinar.server.state.seed_policies(
+        [{"policy_no": "CN-P-555001", "status": "CANCELLED", "starts_on": "2026-03-01", "ends_on": "2027-03-01"}]
+    )
+    status = cinar.call("police-durum", {"policy_no": "CN-P-555001"})["data"]
+    assert status == {"police_no": "CN-P-555001", "durum": "IPTAL", "baslangic": "01.03.2026", "bitis": "01.03.2027"}
+
+
+# --- coverages and installments ------------------------------------------------------------------
+
+
+def test_trafik_quote_lists_the_legal_limits(cinar: CinarClient) -> None:
+    data = cinar.call("trafik-teklif", TRAFIK)["data"]
+    assert [(cover["kod"], cover["limit"]) for cover in data["teminatlar"]] == [
+        ("SAKATLANMA_OLUM", "2700000.00"),
+        ("TEDAVI", "2700000.00"),
+        ("MADDI_HASAR", "300000.00"),
+    ]
+    assert all(cover["ad"] for cover in data["teminatlar"])
+
+
+def test_kasko_quote_lists_covers_with_limits_glass_unlimited(cinar: CinarClient) -> None:
+    covers = {cover["kod"]: cover for cover in cinar.call("kasko-teklif", KASKO)["data"]["teminatlar"]}
+    assert list(covers) == ["CARPISMA", "HIRSIZLIK", "YANGIN", "DOGAL_AFET", "CAM"]
+    assert covers["CAM"]["limit"] is None
+    assert Decimal(covers["CARPISMA"]["limit"]) > 0 and covers["CARPISMA"]["ad"] == "Çarpışma"
+
+
+def test_dask_quote_lists_the_earthquake_cover_at_the_sum_insured(cinar: CinarClient) -> None:
+    data = cinar.call("dask-teklif", dask("cinar"))["data"]
+    assert data["teminatlar"] == [
+        {"kod": "DEPREM", "ad": "Deprem ve deprem kaynaklı yangın", "limit": data["sigorta_bedeli"]}
+    ]
+
+
+@pytest.mark.parametrize("islem", ["trafik-teklif", "kasko-teklif", "dask-teklif"])
+def test_every_quote_offers_installments(cinar: CinarClient, islem: str) -> None:
+    """taksitler: {taksit_sayisi, toplam}; paying in one part costs the premium, more parts cost more."""
+    fields = {"trafik-teklif": TRAFIK, "kasko-teklif": KASKO, "dask-teklif": dask("cinar")}[islem]
+    data = cinar.call(islem, fields)["data"]
+    plans = {plan["taksit_sayisi"]: Decimal(plan["toplam"]) for plan in data["taksitler"]}
+    assert plans[1] == Decimal(data["prim"])
+    assert 3 in plans and plans[3] > plans[1]
+    assert list(plans) == sorted(plans)
+
+
+def test_coverages_bare_variant_sends_codes_only(cinar: CinarClient) -> None:
+    cinar.server.state.add_faults([{"operation": "kasko_quote", "fault": "coverages_bare"}])
+    data = cinar.call("kasko-teklif", KASKO)["data"]
+    assert data["teminatlar"] == ["CARPISMA", "HIRSIZLIK", "YANGIN", "DOGAL_AFET", "CAM"]
+
+
+@pytest.mark.parametrize(
+    ("fault", "key"), [("coverage_malformed", "teminatlar"), ("installment_malformed", "taksitler")]
+)
+def test_malformed_entry_variants_add_to_the_good_entries(cinar: CinarClient, fault: str, key: str) -> None:
+    good = cinar.call("trafik-teklif", TRAFIK)["data"][key]
+    cinar.server.state.add_faults([{"operation": "trafik_quote", "fault": fault}])
+    sent = cinar.call("trafik-teklif", TRAFIK)["data"][key]
+    assert sent[: len(good)] == good and len(sent) > len(good)
+
+
+# --- police-pdf ----------------------------------------------------------------------------------
+
+
+def test_police_pdf_is_the_same_pdf_every_time(cinar: CinarClient) -> None:
+    policy_no = cinar.policy_no()
+    first = cinar.document(policy_no).json()["data"]
+    second = cinar.document(policy_no).json()["data"]
+    pdf = base64.b64decode(first["pdf_base64"], validate=True)
+    assert pdf.startswith(b"%PDF-") and policy_no.encode() in pdf
+    assert second == first
+    assert cinar.server.state.counts()["received"]["policy_document"] == 2
+
+
+@pytest.mark.parametrize(("delay", "said"), [(2.5, 3), (0.3, 1)])
+def test_police_pdf_not_ready_says_whole_seconds(cinar: CinarClient, delay: float, said: int) -> None:
+    """DOC_NOT_READY, data.retry_after_seconds rounded up and at least 1, then the PDF."""
+    cinar.server.state.configure(document_delay_seconds=delay)
+    policy_no = cinar.policy_no()
+    body = cinar.document(policy_no).json()
+    assert body["success"] is False and body["errorCode"] == "DOC_NOT_READY" and body["message"]
+    assert body["data"] == {"retry_after_seconds": said}
+    if delay < 1:
+        time.sleep(delay + 0.05)
+        assert cinar.document(policy_no).json()["success"] is True
+
+
+def test_police_pdf_of_an_unknown_policy_is_biz_policy_not_found(cinar: CinarClient) -> None:
+    body = cinar.document("CN-P-999999").json()
+    assert body["success"] is False and body["errorCode"] == "BIZ_POLICY_NOT_FOUND"
+    assert cinar.call("police-pdf", {})["errorCode"] == "VAL_POLICE_NO"
+
+
+def test_police_pdf_of_another_agencys_policy_is_not_found(cinar: CinarClient) -> None:
+    policy_no = cinar.policy_no()
+    other = cinar.token(("acente2", "cinar-secret-2"))
+    assert cinar.document(policy_no, token=other).json()["errorCode"] == "BIZ_POLICY_NOT_FOUND"
+
+
+def test_police_pdf_needs_a_live_token(cinar: CinarClient) -> None:
+    body = cinar.document("CN-P-999999", token="never-issued").json()
+    assert body["errorCode"] == "AUTH_TOKEN_EXPIRED"
+    assert cinar.server.state.counts()["received"] == {"policy_document": 1}
+
+
+def test_police_pdf_is_rate_limited_by_the_gateway(cinar: CinarClient) -> None:
+    policy_no = cinar.policy_no()
+    cinar.server.state.configure(default_rate_per_second=0.5, default_burst=1)
+    assert cinar.document(policy_no).json()["success"] is True  # the bucket's one token
+    throttled = cinar.document(policy_no)
+    assert throttled.status_code == 503 and throttled.headers["Retry-After"].endswith(" GMT")
+    assert cinar.server.state.counts()["throttled"] == {"policy_document": 1}
+
+
+def test_doc_not_ready_fault_says_the_wait_given(cinar: CinarClient) -> None:
+    policy_no = cinar.policy_no()
+    cinar.server.state.add_faults(
+        [{"operation": "policy_document", "fault": "error", "code": "DOC_NOT_READY", "wait_seconds": 4}]
+    )
+    body = cinar.document(policy_no).json()
+    assert body["errorCode"] == "DOC_NOT_READY" and body["data"] == {"retry_after_seconds": 4}
+    assert cinar.document(policy_no).json()["success"] is True
+    assert cinar.server.state.counts()["faults"] == {"policy_document": 1}
+
+
+@pytest.mark.parametrize(
+    ("fault", "check"),
+    [
+        ({"fault": "html", "http_status": 502}, lambda r: r.status_code == 502 and "<html>" in r.text),
+        ({"fault": "garbage"}, lambda r: r.status_code == 200 and not r.text.rstrip().endswith("}")),
+        ({"fault": "empty"}, lambda r: r.status_code == 200 and r.content == b""),
+        ({"fault": "error", "code": "SYS_BUSY"}, lambda r: r.json()["errorCode"] == "SYS_BUSY"),
+        ({"fault": "latency", "seconds": 0.3}, lambda r: r.json()["success"] is True),
+    ],
+)
+def test_police_pdf_takes_the_common_faults(cinar: CinarClient, fault: dict, check) -> None:
+    policy_no = cinar.policy_no()
+    cinar.server.state.add_faults([{"operation": "policy_document", **fault}])
+    response = cinar.document(policy_no)
+    assert check(response), response.text[:300]
+
+
+def test_police_pdf_reset_fault_drops_the_connection(cinar: CinarClient) -> None:
+    policy_no = cinar.policy_no()
+    cinar.server.state.add_faults([{"operation": "policy_document", "fault": "reset"}])
+    with pytest.raises(requests.ConnectionError):
+        cinar.document(policy_no)
+
+
+@pytest.mark.parametrize("fault", ["document_not_base64", "document_not_pdf"])
+def test_broken_document_variants(cinar: CinarClient, fault: str) -> None:
+    policy_no = cinar.policy_no()
+    cinar.server.state.add_faults([{"operation": "policy_document", "fault": fault}])
+    encoded = cinar.document(policy_no).json()["data"]["pdf_base64"]
+    if fault == "document_not_base64":
+        with pytest.raises(ValueError):
+            base64.b64decode(encoded, validate=True)
+    else:
+        assert not base64.b64decode(encoded, validate=True).startswith(b"%PDF-")

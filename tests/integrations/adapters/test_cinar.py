@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import threading
 import time
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -17,9 +19,11 @@ from integrations.channel import CallContext, Channel
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.policies import clear_policy_cache
 from integrations.recording import BufferedRecorder
-from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.services.calls import insurer_operation_run, new_reference
 from integrations.taxonomy import ErrorClass, ErrorKind
+from sandbox import domain
+from sandbox.cinar import DOCUMENT_ISSUER
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -88,6 +92,12 @@ def assert_calls_match_attempts(server) -> None:
     assert server.state.counts()["total_received"] == cinar_attempts().count()
 
 
+def ledger_period(server, policy_no: str) -> tuple[date, date]:
+    """The period the insurer holds for a policy (what it wrote on the wire as DD.MM.YYYY)."""
+    policy = server.state.ledger.policies[policy_no]
+    return policy.starts_on, policy.ends_on
+
+
 # --- happy paths -------------------------------------------------------------------------------
 
 
@@ -147,19 +157,22 @@ def test_issue_policy_sends_reference_and_maps_status(run, server):
     )
 
     assert outcome.ok, outcome.to_json()
-    assert outcome.result == Policy(outcome.result.policy_no, PolicyStatus.ACTIVE)
-    assert server.state.counts()["policies_by_quote"][quote] == [outcome.result.policy_no]
+    policy_no = outcome.result.policy_no
+    assert outcome.result == Policy(policy_no, PolicyStatus.ACTIVE, *ledger_period(server, policy_no))
+    assert server.state.counts()["policies_by_quote"][quote] == [policy_no]
 
 
 @pytest.mark.parametrize("status", list(PolicyStatus))
 def test_policy_status_maps_turkish_states(run, server, status):
     """AKTIF, IPTAL and BITTI read as ACTIVE, CANCELLED and EXPIRED."""
-    server.state.seed_policies([{"policy_no": "CN-P-777001", "status": status.value}])
+    server.state.seed_policies(
+        [{"policy_no": "CN-P-777001", "status": status.value, "starts_on": "2026-03-01", "ends_on": "2027-03-01"}]
+    )
 
     outcome = run("policy_status", {"policy_no": "CN-P-777001"})
 
     assert outcome.ok, outcome.to_json()
-    assert outcome.result == Policy("CN-P-777001", status)
+    assert outcome.result == Policy("CN-P-777001", status, date(2026, 3, 1), date(2027, 3, 1))
 
 
 # --- tokens ------------------------------------------------------------------------------------
@@ -441,7 +454,11 @@ def test_reissue_with_same_request_ref_returns_the_first_policy(run, server):
     again = run("issue_policy", data, reference=reference)
 
     assert again.ok, again.to_json()
-    assert again.result == Policy(first.result.policy_no, PolicyStatus.ACTIVE)
+    assert (
+        again.result
+        == first.result
+        == Policy(first.result.policy_no, PolicyStatus.ACTIVE, *ledger_period(server, first.result.policy_no))
+    )
     assert server.state.counts()["policies_by_quote"][quote] == [first.result.policy_no]
     assert cinar_attempts().filter(operation="issue_policy", ok=True).count() == 2
 
@@ -458,6 +475,7 @@ def test_duplicate_request_answer_is_the_issued_policy(run, server):
     assert outcome.ok, outcome.to_json()
     assert outcome.attempts == 1
     assert server.state.counts()["policies_by_quote"][quote] == [outcome.result.policy_no]
+    assert (outcome.result.starts_on, outcome.result.ends_on) == ledger_period(server, outcome.result.policy_no)
 
 
 @pytest.mark.parametrize("drop", ["reset", "hang"])
@@ -503,3 +521,212 @@ def test_token_answer_without_success_flag_is_read():
     )
 
     assert cinar._read_token(reply) == ("t", 300.0)
+
+
+# --- policy periods ----------------------------------------------------------------------------
+
+
+def test_policy_period_day_month_year_is_iso_on_the_result(run, server):
+    """Çınar's "01.12.2026" reaches the platform as a date, ISO in the result's JSON."""
+    policy_no = issue(run, quote_no(run)).result.policy_no
+    starts_on, ends_on = ledger_period(server, policy_no)
+
+    outcome = run("policy_status", {"policy_no": policy_no})
+
+    assert outcome.ok, outcome.to_json()
+    assert (outcome.result.starts_on, outcome.result.ends_on) == (starts_on, ends_on)
+    assert outcome.result.to_json()["starts_on"] == starts_on.isoformat()
+    assert outcome.result.to_json()["ends_on"] == ends_on.isoformat()
+    assert ends_on.year == starts_on.year + 1
+
+
+# --- coverages and installments -----------------------------------------------------------------
+
+
+def test_trafik_quote_coverages_are_the_legal_limits(run):
+    """SAKATLANMA_OLUM, TEDAVI, MADDI_HASAR: the platform's codes, names and decimal limits."""
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result.details["coverages"] == [
+        {"code": "bodily_injury", "name": "Kişi başı sakatlanma ve ölüm", "limit": "2700000.00"},
+        {"code": "medical", "name": "Kişi başı tedavi masrafları", "limit": "2700000.00"},
+        {"code": "property_damage", "name": "Araç başı maddi hasar", "limit": "300000.00"},
+    ]
+
+
+def test_kasko_quote_coverages_keep_limits_and_unlimited_glass(run):
+    """Kasko covers map onto the platform vocabulary; CAM's null limit stays None (unlimited)."""
+    outcome = run("kasko_quote", samples.KASKO)
+
+    assert outcome.ok, outcome.to_json()
+    coverages = outcome.result.details["coverages"]
+    assert [c["code"] for c in coverages] == ["collision", "theft", "fire", "natural_disaster", "glass"]
+    assert coverages[-1]["limit"] is None
+    assert all(Decimal(c["limit"]) > 0 for c in coverages[:-1])
+    assert coverages[0]["name"] == "Çarpışma"
+
+
+def test_dask_quote_earthquake_cover_is_the_sum_insured(run):
+    outcome = run("dask_quote", dask_risk(run))
+
+    assert outcome.ok, outcome.to_json()
+    (cover,) = outcome.result.details["coverages"]
+    assert cover["code"] == "earthquake"
+    assert cover["limit"] == outcome.result.details["sum_insured"]
+
+
+def test_bare_coverage_codes_of_older_answers_are_read(run, server):
+    """`"teminatlar": ["CARPISMA", ...]`: the same covers, without limits."""
+    server.state.add_faults([{"operation": "kasko_quote", "fault": "coverages_bare"}])
+
+    outcome = run("kasko_quote", samples.KASKO)
+
+    assert outcome.ok, outcome.to_json()
+    coverages = outcome.result.details["coverages"]
+    assert [c["code"] for c in coverages] == ["collision", "theft", "fire", "natural_disaster", "glass"]
+    assert {c["limit"] for c in coverages} == {None}
+    assert all(c["name"] for c in coverages)
+
+
+def test_malformed_coverage_entries_are_skipped_not_the_quote(run, server, caplog):
+    """Entries without a code or with a limit that is no amount are dropped with a warning."""
+    good = run("kasko_quote", samples.KASKO).result.details["coverages"]
+    server.state.add_faults([{"operation": "kasko_quote", "fault": "coverage_malformed"}])
+
+    with caplog.at_level(logging.WARNING, logger="integrations.adapters.cinar"):
+        outcome = run("kasko_quote", samples.KASKO)
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result.details["coverages"] == good
+    assert sum("teminatlar" in record.getMessage() for record in caplog.records) == 4
+
+
+def test_installments_are_read(run):
+    """`taksitler` becomes `installments`: count and the whole premium paid in that many parts."""
+    outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert outcome.ok, outcome.to_json()
+    installments = outcome.result.details["installments"]
+    assert installments[0] == {"count": 1, "total": str(outcome.result.premium)}
+    assert [plan["count"] for plan in installments] == [1, 3, 6, 9]
+    assert all(Decimal(plan["total"]) >= outcome.result.premium for plan in installments)
+
+
+def test_malformed_installments_are_skipped_not_the_quote(run, server, caplog):
+    good = run("trafik_quote", samples.TRAFIK).result.details["installments"]
+    server.state.add_faults([{"operation": "trafik_quote", "fault": "installment_malformed"}])
+
+    with caplog.at_level(logging.WARNING, logger="integrations.adapters.cinar"):
+        outcome = run("trafik_quote", samples.TRAFIK)
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result.details["installments"] == good
+    assert sum("taksitler" in record.getMessage() for record in caplog.records) == 4
+
+
+# --- policy documents --------------------------------------------------------------------------
+
+
+def issued_policy_no(run) -> str:
+    outcome = issue(run, quote_no(run))
+    assert outcome.ok, outcome.to_json()
+    return outcome.result.policy_no
+
+
+def expected_pdf_sha256(server, policy_no: str) -> str:
+    return hashlib.sha256(domain.policy_pdf(DOCUMENT_ISSUER, policy_no, *ledger_period(server, policy_no))).hexdigest()
+
+
+def test_policy_document_is_the_insurers_pdf(run, server):
+    """police-pdf's base64 decodes to the very PDF the insurer printed (same SHA-256)."""
+    policy_no = issued_policy_no(run)
+
+    outcome = run("policy_document", {"policy_no": policy_no})
+
+    assert outcome.ok, outcome.to_json()
+    document = outcome.result
+    assert isinstance(document, Document)
+    assert (document.policy_no, document.content_type) == (policy_no, "application/pdf")
+    assert document.sha256 == expected_pdf_sha256(server, policy_no)
+    assert outcome.attempts == 1
+    assert server.state.counts()["received"]["policy_document"] == 1
+    assert_calls_match_attempts(server)
+
+
+def test_document_not_ready_waits_retry_after_seconds_then_succeeds(run, server, recording_sleep):
+    """DOC_NOT_READY: the engine waits at least data.retry_after_seconds; a wait, not a failure."""
+    server.state.configure(document_delay_seconds=1.2)  # Çınar says 2 (whole seconds, rounded up)
+    policy_no = issued_policy_no(run)
+
+    outcome = run("policy_document", {"policy_no": policy_no}, sleep=recording_sleep)
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result.sha256 == expected_pdf_sha256(server, policy_no)
+    assert recording_sleep.waits and recording_sleep.waits[0] >= 2.0
+    waited, fetched = cinar_attempts().filter(operation="policy_document")
+    assert (waited.ok, waited.provider_code, waited.error_kind) == (False, "DOC_NOT_READY", "not_ready")
+    assert (waited.wait_reason, waited.wait_seconds >= 2.0) == ("signal:retry_after_seconds", True)
+    assert fetched.ok
+    assert_calls_match_attempts(server)
+
+
+def test_document_not_ready_does_not_use_up_the_tries(run, server):
+    """More "not ready yet" answers than the operation has tries: still a success in the end."""
+    policy_no = issued_policy_no(run)
+    server.state.add_faults(
+        [
+            {
+                "operation": "policy_document",
+                "fault": "error",
+                "code": "DOC_NOT_READY",
+                "times": 5,
+                "wait_seconds": 0.1,
+            }
+        ]
+    )
+
+    outcome = run("policy_document", {"policy_no": policy_no})
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.error is None
+    assert server.state.counts()["received"]["policy_document"] == 6
+    not_ready = cinar_attempts().filter(operation="policy_document", ok=False)
+    assert set(not_ready.values_list("error_kind", flat=True)) == {"not_ready"}
+    assert not_ready.count() == 5
+
+
+def test_document_of_an_unknown_policy_is_permanent_not_found(run, server):
+    """BIZ_POLICY_NOT_FOUND: not_found, permanent, asked once."""
+    outcome = run("policy_document", {"policy_no": "CN-P-999999"})
+
+    assert (outcome.error.error_class, outcome.error.kind) == (ErrorClass.PERMANENT, ErrorKind.NOT_FOUND)
+    assert outcome.error.provider_code == "BIZ_POLICY_NOT_FOUND"
+    assert outcome.attempts == 1
+    assert server.state.counts()["received"]["policy_document"] == 1
+
+
+@pytest.mark.parametrize("fault", ["document_not_base64", "document_not_pdf"])
+def test_unreadable_document_is_unknown(run, server, fault):
+    """pdf_base64 that is not base64, or not a PDF once decoded: an unreadable answer, unknown."""
+    policy_no = issued_policy_no(run)
+    server.state.add_faults([{"operation": "policy_document", "fault": fault, "times": 10}])
+
+    outcome = run("policy_document", {"policy_no": policy_no})
+
+    assert (outcome.error.error_class, outcome.error.kind) == (ErrorClass.UNKNOWN, ErrorKind.UNCLASSIFIED)
+    assert outcome.error.provider_code == "MALFORMED_RESPONSE"
+    assert outcome.attempts == 2
+    assert_calls_match_attempts(server)
+
+
+def test_document_call_renews_an_expired_token_once(run, server):
+    """AUTH_TOKEN_EXPIRED on police-pdf: new token, same call, one engine attempt."""
+    policy_no = issued_policy_no(run)
+    server.state.add_faults([{"operation": "policy_document", "fault": "error", "code": "AUTH_TOKEN_EXPIRED"}])
+
+    outcome = run("policy_document", {"policy_no": policy_no})
+
+    assert outcome.ok, outcome.to_json()
+    assert outcome.attempts == 1
+    assert server.state.counts()["received"]["token"] == 2
