@@ -6,16 +6,14 @@ through a short cache so every worker picks it up within seconds.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Mapping
 
 from integrations.taxonomy import ErrorKind
+from integrations.ttlcache import TtlCache
 
 MAPPING_CACHE_SECONDS = 5.0
 
-_cache: dict[str, tuple[float, dict[str, ErrorKind]]] = {}
-_lock = threading.Lock()
+_cache: TtlCache[str, dict[str, ErrorKind]] = TtlCache(MAPPING_CACHE_SECONDS)
 
 
 def lookup_table(table: Mapping[str, ErrorKind], code: str) -> ErrorKind | None:
@@ -31,23 +29,18 @@ def lookup_table(table: Mapping[str, ErrorKind], code: str) -> ErrorKind | None:
 
 
 def admin_mappings(insurer_code: str) -> dict[str, ErrorKind]:
-    now = time.monotonic()
-    with _lock:
-        cached = _cache.get(insurer_code)
-        if cached and now - cached[0] < MAPPING_CACHE_SECONDS:
-            return cached[1]
+    return _cache.get(insurer_code, lambda: _load_mappings(insurer_code))
+
+
+def _load_mappings(insurer_code: str) -> dict[str, ErrorKind]:
     from integrations.models import ErrorMapping
 
     rows = ErrorMapping.objects.filter(insurer__code=insurer_code).values_list("provider_code", "kind")
-    mappings = {code: ErrorKind(kind) for code, kind in rows}
-    with _lock:
-        _cache[insurer_code] = (now, mappings)
-    return mappings
+    return {code: ErrorKind(kind) for code, kind in rows}
 
 
 def clear_mapping_cache() -> None:
-    with _lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def classify(

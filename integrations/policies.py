@@ -7,11 +7,10 @@ through a short cache so a change reaches every worker within seconds without a 
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass, fields, replace
 
 from integrations.operations import Operation
+from integrations.ttlcache import TtlCache
 
 # How long a worker keeps a policy read from the database before reading it again.
 POLICY_CACHE_SECONDS = 5.0
@@ -97,8 +96,7 @@ DEFAULT_POLICIES: dict[Operation, RetryPolicy] = {
     ),
 }
 
-_cache: dict[tuple[str, str], tuple[float, RetryPolicy]] = {}
-_cache_lock = threading.Lock()
+_cache: TtlCache[tuple[str, str], RetryPolicy] = TtlCache(POLICY_CACHE_SECONDS)
 
 
 def default_policy(operation: str, insurer_code: str | None = None) -> RetryPolicy:
@@ -118,21 +116,11 @@ def default_policy(operation: str, insurer_code: str | None = None) -> RetryPoli
 
 def policy_for(insurer_code: str, operation: str) -> RetryPolicy:
     """The policy in force for this insurer and operation: the admin's row, else the default."""
-    key = (insurer_code, operation)
-    now = time.monotonic()
-    with _cache_lock:
-        cached = _cache.get(key)
-        if cached and now - cached[0] < POLICY_CACHE_SECONDS:
-            return cached[1]
-    policy = _load_policy(insurer_code, operation)
-    with _cache_lock:
-        _cache[key] = (now, policy)
-    return policy
+    return _cache.get((insurer_code, operation), lambda: _load_policy(insurer_code, operation))
 
 
 def clear_policy_cache() -> None:
-    with _cache_lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def _load_policy(insurer_code: str, operation: str) -> RetryPolicy:
