@@ -14,7 +14,8 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
@@ -41,9 +42,29 @@ NOT_SENT = "REQUEST_NOT_SENT"
 
 # An answer larger than this is not an insurer's answer to a quote; refuse to hold it.
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+
 # A policy document is a PDF of up to 5 MiB (CONTRACTS.md), sent base64 in JSON or XML by some
 # insurers (4/3 of its size, plus the envelope): a call that fetches one may ask for this much.
 MAX_DOCUMENT_RESPONSE_BYTES = 8 * 1024 * 1024
+
+# provider_code of an exchange cut short (or refused) because this process is stopping.
+WORKER_STOPPED = "WORKER_STOPPED"
+
+
+class ExchangeStopped(Exception):
+    """This process is stopping and the exchange was cut short (`sent`) or never started.
+
+    Not an `InsurerError` on purpose: it is no answer of the insurer, so no adapter may read it
+    as one (Deniz's poll loop keeps polling through any insurer error, to its deadline), the
+    engine does not count it as a failure or retry it, and the caller that made the exchange
+    stoppable (`exchanges_stoppable`) hands its record back. `error` is what the attempt log
+    holds for a cut exchange: the request went out, so the insurer may have acted on it.
+    """
+
+    def __init__(self, *, sent: bool) -> None:
+        super().__init__("cut short: this worker is stopping" if sent else "not sent: this worker is stopping")
+        self.sent = sent
+        self.error = InsurerError(ErrorKind.CONNECTION, provider_code=WORKER_STOPPED, message=str(self), ambiguous=sent)
 
 
 @dataclass
@@ -137,7 +158,10 @@ class Channel:
         return self.context.deadline_at - time.monotonic()
 
     def exchange(self, call: Call, read: Callable[[Reply], T]) -> T:
-        """Send `call`, read the answer with `read`; return its result or raise `InsurerError`."""
+        """Send `call`, read the answer with `read`; return its result or raise `InsurerError`
+        (or `ExchangeStopped`, inside `exchanges_stoppable` once the process is stopping)."""
+        if _stoppable() and _watchdog.stopped:
+            raise ExchangeStopped(sent=False)  # nothing sent, nothing recorded
         remaining = self.remaining()
         if remaining is not None and remaining <= 0.05:
             # Nothing is sent, so nothing is recorded: the insurer never saw this call.
@@ -152,6 +176,9 @@ class Channel:
         try:
             reply = self._send(call, read_timeout)
             result = read(reply)
+        except ExchangeStopped as stopped:
+            self._record(call, started_at, started, reply, stopped.error)
+            raise
         except InsurerError as error:
             if error.provider_code != NOT_SENT:
                 self._record(call, started_at, started, reply, error)
@@ -194,7 +221,7 @@ class Channel:
                 ErrorKind.UNCLASSIFIED, provider_code=NOT_SENT, message=_not_sent_message(exc, call)
             ) from exc
         try:
-            with _DeadlineWatch(read_timeout):
+            with _DeadlineWatch(read_timeout, stoppable=_stoppable()):
                 response = session.send(
                     prepared,
                     timeout=(settings.INSURER_CONNECT_TIMEOUT, max(read_timeout, 0.05)),
@@ -357,15 +384,20 @@ class _DeadlineWatch:
     the watchdog shuts the socket down, the blocked read sees the end of the stream, and
     leaving the block turns whatever `requests` made of that into READ_TIMEOUT. A session
     passed to `Channel` by a test has no such connections: only the per-read timeout holds.
+
+    A `stoppable` exchange is also cut, the same way, when the process stops (`exchanges_stop`),
+    and leaving the block then raises `ExchangeStopped`.
     """
 
-    __slots__ = ("done", "fired", "read_timeout", "sock")
+    __slots__ = ("cut", "done", "fired", "read_timeout", "sock", "stoppable")
 
-    def __init__(self, read_timeout: float) -> None:
+    def __init__(self, read_timeout: float, *, stoppable: bool = False) -> None:
         self.read_timeout = read_timeout
+        self.stoppable = stoppable
         self.sock: socket.socket | None = None
         self.done = False
         self.fired = False
+        self.cut = False
 
     def __enter__(self) -> _DeadlineWatch:
         _watching.current = self
@@ -375,7 +407,11 @@ class _DeadlineWatch:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         _watching.current = None
-        if not _watchdog.disarm(self):
+        fired = _watchdog.disarm(self)
+        if self.cut:
+            # Whatever arrived before the cut is not trusted: the answer may be incomplete.
+            raise ExchangeStopped(sent=True) from exc
+        if not fired:
             return
         if isinstance(exc, InsurerError):
             return  # refused for its own reason (too large) before the cut mattered
@@ -390,10 +426,39 @@ class _DeadlineWatch:
 
 
 _watching = threading.local()
+_stoppable_scope = threading.local()
+
+
+def _stoppable() -> bool:
+    return getattr(_stoppable_scope, "depth", 0) > 0
+
+
+@contextmanager
+def exchanges_stoppable() -> Iterator[None]:
+    """Exchanges this thread makes inside the block are cut short when the process stops.
+
+    Only work that can be handed back whole opts in (a durable record's try: see
+    `integrations.services.work.work_try`); a quote the agent is waiting for is left to finish.
+    """
+    _stoppable_scope.depth = getattr(_stoppable_scope, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _stoppable_scope.depth -= 1
+
+
+def exchanges_stop() -> None:
+    """The process is stopping: cut every stoppable exchange in flight, refuse new ones.
+
+    For good (a stopping process does not start again). Called by the watch on the worker's
+    cluster (`integrations.services.work.work_stop_event`).
+    """
+    _watchdog.stop()
 
 
 class _Watchdog:
-    """One thread for the process that shuts down sockets whose exchange outlived its deadline.
+    """One thread for the process that shuts down sockets whose exchange outlived its deadline,
+    or, once the process is stopping, whose exchange is stoppable.
 
     Not a thread or timer per call: the channel is the hot path. Arming is a heap push under a
     lock; a finished exchange is only marked done and dropped when it reaches the top.
@@ -409,6 +474,14 @@ class _Watchdog:
         self._heap: list[tuple[float, int, _DeadlineWatch]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
+        self.stopped = False
+
+    def stop(self) -> None:
+        with self._wake:
+            self.stopped = True
+            for _, _, watch in self._heap:
+                if watch.stoppable and not watch.done:
+                    _cut(watch)
 
     def arm(self, watch: _DeadlineWatch, sock: socket.socket) -> None:
         deadline = time.monotonic() + watch.read_timeout
@@ -416,6 +489,10 @@ class _Watchdog:
             if watch.done:
                 return
             watch.sock = sock
+            if watch.stoppable and self.stopped:
+                # Sent while the stop was being noticed: cut now rather than wait for the answer.
+                _cut(watch)
+                return
             heapq.heappush(self._heap, (deadline, next(self._order), watch))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="insurer-deadline-watchdog", daemon=True)
@@ -452,6 +529,15 @@ class _Watchdog:
                     socket.socket.shutdown(watch.sock, socket.SHUT_RDWR)
                 except OSError:
                     pass  # already closed: nothing is reading any more
+
+
+def _cut(watch: _DeadlineWatch) -> None:
+    """Shut down the watched socket for the stop (the watchdog's lock is held)."""
+    watch.cut = True
+    try:
+        socket.socket.shutdown(watch.sock, socket.SHUT_RDWR)  # as at the deadline, also under TLS
+    except OSError:
+        pass  # already closed: nothing is reading any more
 
 
 _watchdog = _Watchdog()
