@@ -3,6 +3,8 @@
     QUEUED    -> IN_FLIGHT   claimed by one worker (guarded update, with a lease)
     IN_FLIGHT -> SUBMITTED   the insurer answered
     IN_FLIGHT -> PENDING     retryable: attempts += 1, next_attempt_at (UTC) from the retry policy
+    IN_FLIGHT -> PENDING     handed back by a worker whose cluster is stopping: due now, lease
+                             released, not a try (the call was cut short, not answered)
     PENDING   -> QUEUED      when next_attempt_at arrives
     PENDING   -> DEFERRED    attempt cap exceeded, or in play too long: a human decides
     IN_FLIGHT -> FAILED      permanent only, with the reason

@@ -5,16 +5,14 @@ IN_FLIGHT is exactly one insurer call (`attempt_limit=1`), so the item's state m
 only retry layer (django-q2's own retry stays off). A permanent refusal is FAILED; retryable and
 unknown ones wait in PENDING until `next_attempt_at` (UTC, from the retry policy) and become
 DEFERRED past the cap. The pump takes back the items of dead workers and queues those whose wait
-is over. FAILED and DEFERRED items are dead letters: kept with payload, raw answer and error, and
+is over; a worker whose cluster is stopping cuts its call short and hands its item back at once.
+FAILED and DEFERRED items are dead letters: kept with payload, raw answer and error, and
 replayable in their original order.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing.synchronize
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -38,6 +36,7 @@ from integrations.services.work import (
     work_reclaim_expired,
     work_replay,
     work_requeue_orphans,
+    work_stop_event,
     work_try,
 )
 from integrations.taxonomy import ErrorKind, InsurerError
@@ -288,7 +287,9 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
 
     seconds = min(seconds, max(settings.Q_CLUSTER["timeout"] - 10, 1))
     end = time.monotonic() + seconds
-    stopping = work_pump_stop_event()
+    # django-q2 stops a worker only after the task in hand: without this the pump's ~50 s held
+    # every stop of the cluster for as long.
+    stopping = work_stop_event()
     moved = 0
     while not stopping.is_set():
         try:
@@ -303,27 +304,6 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
     # cluster's pump picks up where this one left off.
     logger.info("work pump: the cluster is stopping; pump ended early")
     return moved
-
-
-def work_pump_stop_event() -> threading.Event | multiprocessing.synchronize.Event:
-    """What the pump waits on between passes: set when the cluster this process works in stops.
-
-    django-q2 stops a worker only with a "STOP" read after the task in hand, and no signal reaches
-    its workers (SIGTERM goes to the cluster's main process; workers ignore SIGINT), so a pump
-    looping for ~50 s held every stop for as long. The main process's signal handler sets an event
-    shared by every process of the cluster (they are forked from it); django-q2 gives it to the
-    Sentinel, not to workers, but the Sentinel that forked this worker is still on its stack.
-    Outside a cluster (a command, a test) there is no such stop: an event nobody sets.
-    """
-    from django_q.cluster import Sentinel
-
-    frame = sys._getframe(1)
-    while frame is not None:
-        owner = frame.f_locals.get("self")
-        if isinstance(owner, Sentinel) and owner.stop_event is not None:
-            return owner.stop_event
-        frame = frame.f_back
-    return threading.Event()
 
 
 # --- a whole run in-process (`sync_policies`) ------------------------------------------------------

@@ -8,12 +8,19 @@ clock, never the worker's: a worker whose clock is off would otherwise write lea
 already over for everybody else, or see everybody's as over. And a worker only finishes a record
 while it still holds the lease it claimed it with (`lease_expires_at` is the fence): once its
 lease has been taken back, another worker owns the record and the late one's answer is dropped.
+
+A worker whose cluster is stopping does not make its record wait out the lease: the insurer call
+in hand is cut short and the record handed back, due at once (`work_stop_event`, `work_hand_back`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import random
+import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,6 +32,7 @@ from django.db.models import F
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from integrations.channel import WORKER_STOPPED, ExchangeStopped, exchanges_stop, exchanges_stoppable
 from integrations.engine import NOT_SETTLED, Outcome, is_wait_not_failure, next_wait
 from integrations.policies import RetryPolicy
 from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError
@@ -47,6 +55,12 @@ WORK_MAX_IN_PLAY_HOURS = getattr(settings, "WORK_MAX_IN_PLAY_HOURS", 24.0)
 # A QUEUED record that has not moved for this long while the broker's queue is empty has lost its
 # task (its worker was killed holding prefetched tasks, or the broker restarted without them).
 ORPHAN_SECONDS = 60.0
+
+# How often a worker looks at its cluster's stop event: the most a stop waits to cut a call.
+STOP_POLL_SECONDS = 0.1
+# What a person reads on a record handed back by a stopping worker (its call cut, or never made).
+CUT_AT_STOP_MESSAGE = "İşleyen süreç durdurulurken sigorta şirketi çağrısı yarıda kesildi; kayıt yeniden sırada."
+HANDED_BACK_MESSAGE = "İşleyen süreç durduruluyor; kayıt yeniden sırada."
 
 
 def _now():
@@ -200,6 +214,34 @@ def work_postpone(item: WorkItem, *, seconds: float, reason: str) -> WorkState |
     return WorkState.PENDING if moved else None
 
 
+def work_hand_back(item: WorkItem, *, message: str = HANDED_BACK_MESSAGE) -> WorkState | None:
+    """IN_FLIGHT -> PENDING due now, lease released: this worker is stopping mid-try.
+
+    Not a try (`attempts` and the caps are untouched: the insurer did not fail, we stopped
+    listening), not a lost worker (`reclaims` untouched), and never final: whatever the cut call
+    may have done at the insurer, the next try finds out (an issuance has `maybe_sent` set before
+    its send, so that try asks the insurer first). `provider_code` says WORKER_STOPPED, which
+    makes that next try free of the retry budget (`retry_permit`): it is the cut try again, and
+    the cut try already paid whatever it owed. Only the cap over time ends a record that is cut
+    again and again. Returns the state reached, or None when the record was no longer ours.
+    """
+    moved = (
+        type(item)
+        .objects.filter(**_held(item))
+        .update(
+            state=WorkState.PENDING,
+            next_attempt_at=_now(),
+            lease_expires_at=None,
+            updated_at=timezone.now(),
+            error_class="",
+            error_kind="",
+            provider_code=WORKER_STOPPED,
+            error_message=message[:500],
+        )
+    )
+    return WorkState.PENDING if moved else None
+
+
 def _in_play_too_long(item: WorkItem) -> bool:
     since = item.in_play_since or item.created_at
     return since is not None and timezone.now() - since > timedelta(hours=WORK_MAX_IN_PLAY_HOURS)
@@ -207,10 +249,10 @@ def _in_play_too_long(item: WorkItem) -> bool:
 
 def retry_permit(item: WorkItem, *, insurer_code: str, looks_first: bool = False) -> str:
     """May this durable record's next try go? "free" (a first try; after a throttle or a
-    settling wait; or a try that starts by asking the insurer, `looks_first`: a lookup is not a
-    retry), "spent" (a retry paid from the insurer's budget; refunded if it succeeds) or
-    "denied" (the budget is spent: wait)."""
-    waited = item.error_kind == ErrorKind.THROTTLED or item.provider_code == NOT_SETTLED
+    settling wait; the redo of a try cut by a stopping worker; or a try that starts by asking
+    the insurer, `looks_first`: a lookup is not a retry), "spent" (a retry paid from the
+    insurer's budget; refunded if it succeeds) or "denied" (the budget is spent: wait)."""
+    waited = item.error_kind == ErrorKind.THROTTLED or item.provider_code in (NOT_SETTLED, WORKER_STOPPED)
     if item.attempts == 0 or looks_first or waited:
         return "free"
     from integrations.pacing import SharedRetryBudget
@@ -351,18 +393,27 @@ def work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: Retry
     Nothing that goes wrong on our side (a credential that no longer decrypts, a database error
     while storing the answer) may strand the record IN_FLIGHT to be reclaimed for ever: it is
     an unclassified failure like any other, retried under the unknown cap, then DEFERRED.
+
+    When the worker's cluster is stopping, the insurer call is cut short (its exchanges are
+    stoppable) and the record handed back due now; a task taken after the stop is handed back
+    without a call. An answer that arrived whole is still stored.
     """
+    if work_stop_event().is_set():
+        return _hand_back(kind, item, ExchangeStopped(sent=False))  # a task taken after the stop
     permit = retry_permit(item, insurer_code=insurer_code, looks_first=kind.looks_first(item))
     if permit == "denied":
         # Background work never fails for the budget: it waits.
         return work_postpone(item, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE) or _state(item)
     outcome: Outcome | None = None
     try:
-        outcome = kind.call(item, permit)
+        with exchanges_stoppable():
+            outcome = kind.call(item, permit)
         if outcome.ok:
             kind.on_success(item, outcome)
             return _state(item)
         error = outcome.error
+    except ExchangeStopped as stopped:
+        return _hand_back(kind, item, stopped)
     except Exception as exc:
         logger.exception("%s %s: a try crashed on our side", kind.model.__name__, item.pk)
         error = InsurerError(
@@ -389,5 +440,92 @@ def work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: Retry
     return state or _state(item)
 
 
+def _hand_back(kind: WorkKind, item: WorkItem, stopped: ExchangeStopped) -> WorkState:
+    error = stopped.error
+    error.message = CUT_AT_STOP_MESSAGE if stopped.sent else HANDED_BACK_MESSAGE
+    # An issuance whose send may be out says so ("outcome unknown"), as after any lost answer.
+    message = kind.note(item, error, None) if kind.note is not None else error.message
+    logger.info("%s %s handed back: the worker is stopping (%s)", kind.model.__name__, item.pk, stopped)
+    return work_hand_back(item, message=message) or _state(item)
+
+
 def _state(item: WorkItem) -> WorkState:
     return WorkState(type(item).objects.values_list("state", flat=True).get(pk=item.pk))
+
+
+# --- the worker's cluster stopping ----------------------------------------------------------------
+
+
+class _StopWatch:
+    """This process's view of its cluster's stop: a local event, and a thread that sets it.
+
+    Only the cluster's main process is told (SIGTERM); it sets a multiprocessing event shared by
+    every process of the cluster (they are forked from it). The thread polls that event rather
+    than wait on it: a process killed while waiting on a multiprocessing event (a worker past
+    django-q2's timeout, the OOM killer) leaves it a sleeper that never wakes, and the next
+    `set()` — in the cluster's signal handler — blocks for ever waiting for that sleeper.
+    Reading the flag's semaphore takes no lock at all.
+    """
+
+    def __init__(self, cluster_event: Any | None) -> None:
+        self.pid = os.getpid()
+        self.event = threading.Event()
+        if cluster_event is not None:
+            threading.Thread(target=self._watch, args=(cluster_event,), name="cluster-stop-watch", daemon=True).start()
+
+    def _watch(self, cluster_event: Any) -> None:
+        while not _is_set_without_lock(cluster_event):
+            time.sleep(STOP_POLL_SECONDS)
+        exchanges_stop()
+        self.event.set()
+        logger.info("the cluster is stopping: insurer calls of durable work are cut short and handed back")
+
+
+_stop_watch: _StopWatch | None = None
+_stop_watch_lock = threading.Lock()
+
+
+def work_stop_event() -> threading.Event:
+    """Set once the django-q2 cluster this process works in is stopping; never set elsewhere.
+
+    When it is set, stoppable insurer calls of this process have been cut (`work_try` hands
+    their records back) and loops that would start more work (the pump, an issuance's inline
+    retries) end. A `threading.Event`: any thread of the process may wait on it safely.
+
+    The first call in a process finds the cluster's stop event and starts the watch. django-q2
+    hands that event to its Sentinel, not to workers, and no signal reaches a worker; it has no
+    API or signal for a task to learn of a stop (`post_spawn`, `pre_execute` and the rest carry
+    no event). But a worker is forked from inside the Sentinel, so the Sentinel (and the Cluster
+    above it) are still on the stack of the worker's main thread, the one that runs its tasks.
+    Outside a cluster (a command, a test, the web) there is no such stop: an event nobody sets.
+    """
+    global _stop_watch
+    with _stop_watch_lock:
+        if _stop_watch is None or _stop_watch.pid != os.getpid():
+            _stop_watch = _StopWatch(_cluster_stop_event())
+        return _stop_watch.event
+
+
+def _cluster_stop_event() -> Any | None:
+    """The stop event of the django-q2 Sentinel (or Cluster) on this thread's stack or, called
+    from another thread, on the main thread's; found by type, whatever its variable's name."""
+    from django_q.cluster import Cluster, Sentinel
+
+    stacks = [sys._getframe(1), sys._current_frames().get(threading.main_thread().ident)]
+    for frame in stacks:
+        while frame is not None:
+            for value in list(frame.f_locals.values()):
+                # type(), not isinstance(): a lazy object's __class__ would evaluate it.
+                if issubclass(type(value), Sentinel | Cluster) and getattr(value, "stop_event", None) is not None:
+                    return value.stop_event
+            frame = frame.f_back
+    return None
+
+
+def _is_set_without_lock(event: Any) -> bool:
+    """A multiprocessing Event's flag, read from its semaphore's value without taking its lock
+    (where the platform cannot read it, macOS, through `is_set()`, which holds it a moment)."""
+    try:
+        return event._flag.get_value() > 0
+    except (AttributeError, NotImplementedError):
+        return event.is_set()

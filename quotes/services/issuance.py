@@ -40,6 +40,7 @@ from integrations.services.work import (
     work_promote_one,
     work_reclaim_expired,
     work_requeue_orphans,
+    work_stop_event,
     work_try,
 )
 from integrations.taxonomy import ErrorKind, InsurerError
@@ -128,25 +129,28 @@ def issuance_process(issuance_id: int) -> str:
 
     Short waits are kept inline, but never so many that the task could outlive django-q2's
     timeout (the cluster would kill it mid-call): past that, the pump takes the record back.
+    Once the cluster is stopping no further try starts here: a try cut short by the stop has
+    left the record PENDING and due, with `maybe_sent` if its send may have gone out, for the
+    next worker (whose first call asks the insurer), and a wait is not slept through.
     """
     issuance = Issuance.objects.select_related("insurer_quote__account__insurer").get(pk=issuance_id)
     account = issuance.insurer_quote.account
     policy = policy_for(account.insurer.code, "issue_policy")
     lease = policy.deadline + LEASE_MARGIN_SECONDS
     task_ends = time.monotonic() + settings.Q_CLUSTER["timeout"] - TASK_TIMEOUT_MARGIN_SECONDS
+    stopping = work_stop_event()
     while True:
         if not work_claim(Issuance, issuance_id, lease_seconds=lease):
             return Issuance.objects.get(pk=issuance_id).state
         issuance.refresh_from_db()
         state = work_try(ISSUANCE_WORK, issuance, insurer_code=account.insurer.code, policy=policy)
-        if state != WorkState.PENDING:
+        if state != WorkState.PENDING or stopping.is_set():
             return state
         due = Issuance.objects.values_list("next_attempt_at", flat=True).get(pk=issuance_id)
         wait = max((due - timezone.now()).total_seconds(), 0.0) if due else 0.0
         if wait > INLINE_RETRY_MAX_WAIT or time.monotonic() + wait + policy.deadline > task_ends:
             return state
-        time.sleep(wait + 0.01)
-        if not work_promote_one(Issuance, issuance_id):
+        if stopping.wait(wait + 0.01) or not work_promote_one(Issuance, issuance_id):
             return Issuance.objects.get(pk=issuance_id).state
 
 
