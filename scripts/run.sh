@@ -16,9 +16,11 @@ $PY manage.py ensure_schedules
 
 pids=()
 stopped=0
-# SIGTERM to every process (qcluster's main process stops its own workers, handing the work pump's
-# minute back within seconds); whatever still runs after STOP_GRACE seconds is SIGKILLed, qcluster
-# with its whole process group so no worker is left behind.
+# SIGTERM to every process (qcluster's main process stops its own workers within seconds: the work
+# pump ends its minute early, and a worker waiting on an insurer for a sync item or an issuance cuts
+# the call short and hands the record back, due at once for the next start); whatever still runs
+# after STOP_GRACE seconds is SIGKILLed, qcluster with its whole process group so no worker is left
+# behind (its records then wait out their lease).
 cleanup() {
     [ "$stopped" = 1 ] && return
     stopped=1
