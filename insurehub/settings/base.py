@@ -165,6 +165,48 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 # `collectstatic` gathers here (scripts/serve.sh); WhiteNoise serves it in production.
 STATIC_ROOT = VAR_DIR / "static"
 
+# --- Stored files: policy documents (documents app) -----------------------------------------
+# Policy PDFs go through Django's storage API (`default_storage`, documents.services): local disk
+# under MEDIA_ROOT by default, an S3-compatible store (AWS S3, MinIO, Ceph) when
+# DOCUMENT_STORAGE_BUCKET is set. Nothing is ever served from MEDIA_URL (no route, private
+# objects): the files are read only by the views that check the policy's agency first.
+MEDIA_ROOT = Path(os.environ.get("INSUREHUB_MEDIA_ROOT", "") or VAR_DIR / "media")
+MEDIA_URL = "media/"
+
+
+def default_file_storage(env: Mapping[str, str]) -> dict:
+    """STORAGES["default"] from the environment. S3 options left unset fall to boto3's own
+    lookup (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, an instance role)."""
+    bucket = env.get("DOCUMENT_STORAGE_BUCKET", "").strip()
+    if not bucket:
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    options = {
+        "bucket_name": bucket,
+        "location": env.get("DOCUMENT_STORAGE_PREFIX", "").strip("/"),
+        # A second file of the same name (a re-fetch) gets its own key: the previous PDF stays
+        # readable until the record points at the new one.
+        "file_overwrite": False,
+        "default_acl": "private",
+        "querystring_auth": True,
+    }
+    for option, name in (
+        ("endpoint_url", "AWS_S3_ENDPOINT_URL"),
+        ("region_name", "AWS_S3_REGION_NAME"),
+        ("access_key", "AWS_ACCESS_KEY_ID"),
+        ("secret_key", "AWS_SECRET_ACCESS_KEY"),
+        ("addressing_style", "AWS_S3_ADDRESSING_STYLE"),  # "path" for most MinIO setups
+    ):
+        if env.get(name, "").strip():
+            options[option] = env[name].strip()
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+
+
+STORAGES = {
+    "default": default_file_storage(os.environ),
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# --- end of stored files ---------------------------------------------------------------------
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"

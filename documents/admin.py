@@ -1,0 +1,87 @@
+"""Admin for policy documents: read-only records; dead letters replayed by action after a fix."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from documents.models import PolicyDocument
+from documents.services import documents_replay
+from sync.admin import DeadLetterAdmin
+from sync.services import DEAD_STATES
+
+
+@admin.register(PolicyDocument)
+class PolicyDocumentAdmin(DeadLetterAdmin):
+    """No file link here: the PDF is served only through the desk and the API, to its agency."""
+
+    list_display = [
+        "id",
+        "policy_no",
+        "insurer",
+        "agency",
+        "state",
+        "attempts",
+        "throttled_attempts",
+        "error_kind",
+        "provider_code",
+        "size",
+        "fetched_at",
+        "next_attempt_at",
+    ]
+    list_filter = ["state", "error_kind", "error_class", "policy__insurer", "agency"]
+    list_select_related = ["policy__insurer", "agency"]
+    search_fields = ["policy__policy_no", "provider_code", "sha256"]
+    fields = [
+        "policy",
+        "agency",
+        "state",
+        "attempts",
+        "throttled_attempts",
+        "reclaims",
+        "in_play_since",
+        "next_attempt_at",
+        "lease_expires_at",
+        "payload_pretty",
+        "error_class",
+        "error_kind",
+        "provider_code",
+        "error_message",
+        "raw_answer_pretty",
+        "stored_name",
+        "content_type",
+        "size",
+        "sha256",
+        "fetched_at",
+        "created_at",
+        "updated_at",
+        "finished_at",
+    ]
+    readonly_fields = fields
+
+    # sync's `dead_letters_replay` knows only its own kinds; documents replay through their service.
+    @admin.action(description="Seçilenleri yeniden dene (replay)", permissions=["replay"])
+    def replay_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        ids = list(queryset.values_list("pk", flat=True))
+        self._replay(request, ids, documents_replay(ids=ids))
+
+    @admin.action(description="Seçilenlerle aynı hata türündeki tüm kayıtları yeniden dene", permissions=["replay"])
+    def replay_same_kind(self, request: HttpRequest, queryset: QuerySet) -> None:
+        kinds = set(queryset.filter(state__in=DEAD_STATES).values_list("error_kind", flat=True))
+        dead = PolicyDocument.objects.filter(state__in=DEAD_STATES, error_kind__in=kinds)
+        ids = list(dead.values_list("pk", flat=True))
+        self._replay(request, ids, documents_replay(ids=ids) if ids else [])
+
+    @admin.display(description="poliçe no", ordering="policy__policy_no")
+    def policy_no(self, obj: PolicyDocument) -> str:
+        return obj.policy.policy_no
+
+    @admin.display(description="dosya (depodaki adı)")
+    def stored_name(self, obj: PolicyDocument) -> str:
+        # The name only, never the FileField's link: no URL may lead to the file around the views.
+        return obj.file.name or "—"
+
+    @admin.display(description="şirket")
+    def insurer(self, obj: PolicyDocument) -> str:
+        return obj.policy.insurer.code

@@ -1,0 +1,105 @@
+"""The policy's PDF on the desk: download, state and "Yeniden al" (re-fetch).
+
+Served only through these views (never a media URL): the agency of the policy, or a reader
+with `quotes.view_all_agencies`, downloads; only the policy's own agency re-fetches. Anything
+else answers 404, exactly like an unknown policy.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from documents import selectors
+from documents.models import PolicyDocument
+from documents.services import OPEN_STATES, PDF_CONTENT_TYPE, DocumentRefused, document_refetch
+from quotes.models import Policy
+from quotes.views.common import fragment_login_required
+
+logger = logging.getLogger(__name__)
+
+
+def document_status_context(request: HttpRequest, policy: Policy, *, refusal: str = "") -> dict[str, Any]:
+    """What `documents/_document_status.html` shows for one policy and this user."""
+    document = selectors.document_of(policy)
+    return {
+        "policy": policy,
+        "document": document,
+        "in_progress": document is not None and document.state in OPEN_STATES,
+        "has_file": document is not None and bool(document.file),
+        "may_refetch": selectors.may_refetch(user=request.user, policy=policy),
+        "refusal": refusal,
+        # Where a re-fetch without htmx returns: the page the fragment is on, not the fragment's URL.
+        "back_url": (request.htmx.current_url_abs_path if getattr(request, "htmx", False) else None)
+        or request.get_full_path(),
+    }
+
+
+def _policy_or_404(request: HttpRequest, pk: int) -> Policy:
+    try:
+        return selectors.policy_for_document(user=request.user, policy_id=pk)
+    except Policy.DoesNotExist:
+        raise Http404("Poliçe bulunamadı.") from None
+
+
+@login_required
+@require_GET
+def policy_document_download(request: HttpRequest, pk: int) -> FileResponse:
+    try:
+        document = selectors.document_downloadable(user=request.user, policy_id=pk)
+    except (Policy.DoesNotExist, PolicyDocument.DoesNotExist):
+        raise Http404("Poliçe belgesi bulunamadı.") from None
+    return document_file_response(document)
+
+
+def document_file_response(document: PolicyDocument) -> FileResponse:
+    """The PDF as an attachment, never cached by a shared cache, never sniffed as anything else."""
+    try:
+        handle = selectors.document_file_open(document)
+    except (FileNotFoundError, OSError):
+        logger.exception("policy document %s: file %s missing from storage", document.pk, document.file.name)
+        raise Http404("Poliçe belgesi bulunamadı.") from None
+    response = FileResponse(
+        handle,
+        as_attachment=True,
+        filename=selectors.document_download_name(document),
+        content_type=PDF_CONTENT_TYPE,
+    )
+    response["Cache-Control"] = "private, no-store"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@fragment_login_required
+@require_GET
+def policy_document_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The document state alone, polled while the PDF is being fetched."""
+    policy = _policy_or_404(request, pk)
+    return render(request, "documents/_document_status.html", document_status_context(request, policy))
+
+
+@fragment_login_required
+@require_POST
+def policy_document_refetch(request: HttpRequest, pk: int) -> HttpResponse:
+    """ "Yeniden al": the fragment again for htmx, else back to the page the button was on."""
+    refusal = ""
+    try:
+        document_refetch(user=request.user, policy_id=pk)
+    except (Policy.DoesNotExist, PermissionError):
+        raise Http404("Poliçe bulunamadı.") from None
+    except DocumentRefused as refused:
+        refusal = str(refused)
+    policy = _policy_or_404(request, pk)
+    if getattr(request, "htmx", False):
+        context = document_status_context(request, policy, refusal=refusal)
+        return render(request, "documents/_document_status.html", context, status=409 if refusal else 200)
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = "policy_list"
+    return redirect(back)

@@ -1,0 +1,66 @@
+"""Fixtures for policy documents: issued policies (through the real flow, against the sandbox
+insurers over HTTP), quick retry policies, and a private MEDIA_ROOT per test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+
+from integrations.adapters.registry import registered_codes
+from integrations.models import Insurer, OperationPolicy
+from integrations.policies import clear_policy_cache
+from quotes.models import Policy
+from quotes.services import issuance as issuance_service
+from quotes.services import quote_requests
+from tests import samples
+from tests.quotes.conftest import agents, quick_issuance_policy  # noqa: F401 - fixtures
+
+INSURERS = registered_codes()
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    """Every stored PDF lands in this test's own directory, through `default_storage`."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"}}
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def quick_document_policy(seeded_accounts):
+    """Short timeouts and backoff for policy_document, so a retry is due within a second."""
+    quick = {"max_attempts": 3, "base_delay": 0.05, "max_delay": 0.2, "deadline": 10.0, "attempt_timeout": 2.0}
+    for insurer in Insurer.objects.all():
+        OperationPolicy.objects.update_or_create(insurer=insurer, operation="policy_document", defaults=quick)
+    clear_policy_cache()
+    yield
+    clear_policy_cache()
+
+
+@pytest.fixture
+def issue(agents, sandbox, quick_issuance_policy, quick_document_policy) -> Callable[..., Policy]:  # noqa: F811
+    """Issue a trafik policy at `code` for ACENTE1 (or `agency`) through the quote desk's services."""
+
+    def make(code: str, agency: str = "ACENTE1") -> Policy:
+        user = agents[agency]
+        request = quote_requests.quote_request_create(user=user, product="trafik", data=samples.TRAFIK)
+        row = request.insurer_quotes.get(insurer__code=code)
+        quote_requests.insurer_quote_fetch(row.id)
+        issuance = issuance_service.issuance_start(
+            user=user, insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN
+        )
+        assert issuance_service.issuance_process(issuance.pk) == "SUBMITTED"
+        return Policy.objects.select_related("insurer", "account__insurer", "agency").get(issuance=issuance)
+
+    return make
+
+
+@pytest.fixture
+def head_office(db):
+    """A reader of every agency (`quotes.view_all_agencies`) who belongs to no agency."""
+    user = get_user_model().objects.create_user("merkez-okur", password="test-pass-123")
+    user.user_permissions.add(Permission.objects.get(codename="view_all_agencies"))
+    return user
