@@ -1,4 +1,8 @@
-"""Anka Sigorta: REST/JSON, the HTTP status carries the error, ``Idempotency-Key`` honoured."""
+"""Anka Sigorta: REST/JSON, the HTTP status carries the error, ``Idempotency-Key`` honoured.
+
+Policy documents come as ``application/pdf``; one the backend has not produced yet is a 409
+``DOCUMENT_NOT_READY`` with ``Retry-After`` in whole seconds (CONTRACTS.md, last section).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,11 @@ import json
 import re
 from typing import Any
 
+from . import domain
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
-from .domain import InvalidField, Refusal, iso_utc, money
-from .insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object
+from .domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money
+from .insurer import JSON, Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object
+from .ledger import Policy, Quote
 
 # code -> (HTTP status, message)
 ERRORS: dict[str, tuple[int, str]] = {
@@ -18,6 +24,7 @@ ERRORS: dict[str, tuple[int, str]] = {
     "NOT_FOUND": (404, "Not found"),
     "ADDRESS_NOT_FOUND": (404, "UAVT code not found"),
     "QUOTE_EXPIRED": (409, "Quote has expired"),
+    "DOCUMENT_NOT_READY": (409, "Policy document is not ready yet"),
     "NOT_ELIGIBLE": (422, "Araç teminata uygun değil"),
     "RISK_DECLINED": (422, "Risk declined"),
     "IDEMPOTENCY_MISMATCH": (422, "Idempotency-Key was already used with a different body"),
@@ -37,7 +44,27 @@ REFUSAL_CODES = {
     Refusal.RISK_DECLINED: "RISK_DECLINED",
     Refusal.PAYMENT_DECLINED: "RISK_DECLINED",
 }
-COVERAGES = ["collision", "theft", "fire", "flood", "glass"]
+# Anka's coverage codes are the platform's own; the names are Anka's Turkish wording.
+COVERAGE_NAMES = {
+    "bodily_injury": "Sakatlanma ve ölüm (kişi başı)",
+    "medical": "Tedavi masrafları (kişi başı)",
+    "property_damage": "Maddi hasar (araç başı)",
+    "collision": "Çarpışma",
+    "theft": "Hırsızlık",
+    "fire": "Yangın",
+    "flood": "Sel ve su baskını",
+    "glass": "Cam kırılması",
+    "earthquake": "Deprem ve deprem kaynaklı yangın",
+}
+# What the `broken_coverages` fault appends: entries no reader can make a cover of.
+BROKEN_COVERAGE_ENTRIES: list[Any] = [
+    {"code": "", "name": "Kodsuz teminat", "limit": "1000.00"},
+    {"code": "theft", "name": "Hırsızlık", "limit": "sınırsız"},
+    {"code": "fire", "name": "Yangın", "limit": 12.5},
+    42,
+    None,
+]
+PDF = "application/pdf"
 
 ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("POST", re.compile(r"/v1/quotes/trafik"), "trafik_quote"),
@@ -46,6 +73,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("POST", re.compile(r"/v1/quotes/dask"), "dask_quote"),
     ("POST", re.compile(r"/v1/policies"), "issue_policy"),
     ("GET", re.compile(r"/v1/policies/(?P<policy_no>[^/]+)"), "policy_status"),
+    ("GET", re.compile(r"/v1/policies/(?P<policy_no>[^/]+)/document"), "policy_document"),
 ]
 
 
@@ -57,11 +85,45 @@ def error(code: str, message: str | None = None, *, field: str | None = None) ->
     return Response.json(default_status, {"error": body})
 
 
+def coverage_list(quote: Quote) -> list[dict[str, Any]]:
+    """The quote's covers as Anka lists them: code, Turkish name, limit (null: unlimited)."""
+    return [
+        {"code": code, "name": COVERAGE_NAMES.get(code, code), "limit": None if limit is None else money(limit)}
+        for code, limit in domain.coverages(quote.operation, quote.premium, quote.sum_insured)
+    ]
+
+
+def installment_list(quote: Quote) -> list[dict[str, Any]]:
+    return [{"count": count, "total": money(total)} for count, total in domain.installments(quote.premium)]
+
+
+def policy_body(policy: Policy) -> dict[str, Any]:
+    """A policy as issuance and status answer it: number, status and the period it runs."""
+    return {
+        "policy_no": policy.policy_no,
+        "status": policy.status,
+        "starts_on": policy.starts_on.isoformat() if policy.starts_on else None,
+        "ends_on": policy.ends_on.isoformat() if policy.ends_on else None,
+    }
+
+
+def not_ready(seconds: float | None, message: str | None = None) -> Response:
+    """409 DOCUMENT_NOT_READY; ``Retry-After`` in whole seconds, never 0 (a 0 invites a busy loop)."""
+    response = error("DOCUMENT_NOT_READY", message)
+    if seconds is not None:
+        response.headers.append(("Retry-After", str(max(1, ceil_seconds(seconds)))))
+    return response
+
+
 class Anka(Insurer):
     code = "anka"
+    document_name = "Anka Sigorta"  # printed on the policy PDFs
     prefix = "AK"
     operations = BUSINESS_OPERATIONS
     throttle_codes = frozenset({"RATE_LIMITED"})
+    # An older Anka release lists coverages as bare codes; a rough one sends entries no reader
+    # can use. Both serve the call and rewrite only the quote's `coverages`.
+    extra_fault_kinds = frozenset({"legacy_coverages", "broken_coverages"})
     garbage_body = (
         b'{"quote_no": "AK-T-000001", "premium": "4312.50", "currency": "TRY", "valid_until": "2030-01-01T00:00:00Z"}'
     )
@@ -88,18 +150,21 @@ class Anka(Insurer):
         quote = self.ledger.create_quote(
             call.operation, call.fields, agency=self.agency(call), ttl_seconds=self.state.config["quote_ttl_seconds"]
         )
-        return {
+        body: dict[str, Any] = {
             "quote_no": quote.quote_no,
             "premium": money(quote.premium),
             "currency": "TRY",
             "valid_until": iso_utc(quote.valid_until),
         }
+        if quote.sum_insured is not None:
+            body["sum_insured"] = money(quote.sum_insured)
+        return {**body, "coverages": coverage_list(quote), "installments": installment_list(quote)}
 
     def op_trafik_quote(self, call: Call) -> Response:
         return Response.json(200, self._quote(call))
 
     def op_kasko_quote(self, call: Call) -> Response:
-        return Response.json(200, {**self._quote(call), "coverages": COVERAGES})
+        return Response.json(200, self._quote(call))
 
     def op_dask_address(self, call: Call) -> Response:
         address = self.ledger.address(call.fields)
@@ -108,9 +173,7 @@ class Anka(Insurer):
         )
 
     def op_dask_quote(self, call: Call) -> Response:
-        body = self._quote(call)
-        quote = self.ledger.quotes[body["quote_no"]]
-        return Response.json(200, {**body, "sum_insured": money(quote.sum_insured)})
+        return Response.json(200, self._quote(call))
 
     def issuance_key(self, call: Call) -> str | None:
         return key_text(call.request.headers.get("Idempotency-Key"))
@@ -133,7 +196,7 @@ class Anka(Insurer):
             return Response(original.status, original.body, original.content_type, [("Idempotent-Replayed", "true")])
         policy = self.ledger.issue(call.fields, agency=self.agency(call))
         call.issued_policy_no = policy.policy_no
-        response = Response.json(201, {"policy_no": policy.policy_no, "status": policy.status})
+        response = Response.json(201, policy_body(policy))
         # Only a success binds the key: a retry after a refusal or an error is served afresh.
         self.ledger.dedup[record_key] = (fingerprint, response)
         return response
@@ -142,7 +205,19 @@ class Anka(Insurer):
         policy = self.ledger.policy(
             call.fields, agency=self.agency(call), known_only=self.state.config["known_policies_only"]
         )
-        return Response.json(200, {"policy_no": policy.policy_no, "status": policy.status})
+        return Response.json(200, policy_body(policy))
+
+    def op_policy_document(self, call: Call) -> Response:
+        try:
+            pdf = self.ledger.document(
+                call.fields,
+                agency=self.agency(call),
+                known_only=self.state.config["known_policies_only"],
+                insurer_name=self.document_name,
+            )
+        except DocumentNotReady as waiting:
+            return not_ready(waiting.seconds)
+        return Response(200, pdf, PDF)
 
     def op_unknown(self, call: Call) -> Response:
         return error("NOT_FOUND", f"No route for {call.request.method} {call.request.path}")
@@ -168,8 +243,23 @@ class Anka(Insurer):
     def render_error(self, call: Call, code: str, rule: FaultRule) -> Response:
         if code in self.throttle_codes:
             return self.render_throttle(call, rule.wait(1.0), from_bucket=False)
+        if code == "DOCUMENT_NOT_READY":
+            return not_ready(rule.wait(1.0), rule.reason)
         response = error(code, rule.reason)
         wait = rule.wait(None)
         if (rule.http_status or response.status) == 503 and wait is not None:
             response.headers.append(("Retry-After", str(ceil_seconds(wait))))
         return response
+
+    def apply_extra_fault(self, rule: FaultRule, call: Call) -> Response:
+        response = self.handle(call)
+        if response.status != 200 or response.content_type != JSON:
+            return response
+        body = json.loads(response.body)
+        if not isinstance(body.get("coverages"), list):
+            return response
+        if rule.fault == "legacy_coverages":
+            body["coverages"] = [entry["code"] for entry in body["coverages"]]
+        else:
+            body["coverages"] = [*body["coverages"], *BROKEN_COVERAGE_ENTRIES]
+        return Response.json(200, body, response.headers)

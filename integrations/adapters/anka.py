@@ -2,17 +2,22 @@
 
 Issuance is safe to re-send: Anka honours `Idempotency-Key`, answering a repeat with the
 original policy, so the re-send itself is how we ask for the state after an ambiguous failure.
+
+Policy documents are produced after issuance: until then Anka answers 409 `DOCUMENT_NOT_READY`
+with a `Retry-After`, a wait it asks for (NOT_READY), not a failure.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from integrations.adapters.base import (
     InsurerAdapter,
     json_body,
     parse_money,
+    parse_policy_date,
     parse_utc,
     path_part,
     pick,
@@ -20,11 +25,14 @@ from integrations.adapters.base import (
     text,
 )
 from integrations.adapters.registry import register
-from integrations.channel import Call, Reply
+from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
+from integrations.coverages import coverage_entry, installment_entry
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
-from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.results import PDF_MAGIC, Address, Document, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorKind, Reason, Refusal
 from integrations.waits import hint_from_retry_after
+
+logger = logging.getLogger(__name__)
 
 ERROR_TABLE: dict[str, ErrorKind] = {
     "VALIDATION": ErrorKind.VALIDATION,
@@ -37,6 +45,7 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "RISK_DECLINED": ErrorKind.BUSINESS_REJECT,
     "IDEMPOTENCY_MISMATCH": ErrorKind.BUSINESS_REJECT,
     "RATE_LIMITED": ErrorKind.THROTTLED,
+    "DOCUMENT_NOT_READY": ErrorKind.NOT_READY,
 }
 
 # What an agent reads (in one set of Turkish words, `Reason`) for Anka's business refusals.
@@ -49,6 +58,49 @@ AGENT_MESSAGES = {
 
 POLICY_STATUSES = {"ACTIVE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "EXPIRED": PolicyStatus.EXPIRED}
 
+PDF_CONTENT_TYPE = "application/pdf"
+
+
+def read_coverages(raw: Any) -> list[dict[str, Any]]:
+    """Anka's `coverages` in the stored shape: `{"code", "name", "limit"}` objects, or bare codes
+    from older releases. An entry nobody can read is dropped (and logged), never the quote: the
+    premium is what the agent sells, the cover list only describes it."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        logger.warning("anka: coverages is a %s, not a list; ignored", type(raw).__name__)
+        return []
+    entries = []
+    for item in raw:
+        try:
+            if isinstance(item, str):
+                entries.append(coverage_entry(item))
+            elif isinstance(item, dict):
+                entries.append(coverage_entry(item.get("code"), item.get("name"), item.get("limit")))
+            else:
+                raise ValueError(f"coverage entry is a {type(item).__name__}")
+        except (ValueError, ArithmeticError) as exc:
+            logger.warning("anka: unreadable coverage entry skipped: %s", str(exc)[:200])
+    return entries
+
+
+def read_installments(raw: Any) -> list[dict[str, Any]]:
+    """Anka's payment plans, `{"count", "total"}`; an unreadable plan is dropped (and logged)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        logger.warning("anka: installments is a %s, not a list; ignored", type(raw).__name__)
+        return []
+    plans = []
+    for item in raw:
+        try:
+            if not isinstance(item, dict):
+                raise ValueError(f"installment entry is a {type(item).__name__}")
+            plans.append(installment_entry(item.get("count"), item.get("total")))
+        except (ValueError, ArithmeticError) as exc:
+            logger.warning("anka: unreadable installment skipped: %s", str(exc)[:200])
+    return plans
+
 
 @register
 class AnkaAdapter(InsurerAdapter):
@@ -59,10 +111,22 @@ class AnkaAdapter(InsurerAdapter):
     issuance_deduplicated = True
 
     def _call(
-        self, method: str, path: str, *, json: Any = None, headers: dict[str, str] | None = None, name: str = "main"
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        headers: dict[str, str] | None = None,
+        name: str = "main",
+        max_bytes: int = MAX_RESPONSE_BYTES,
     ) -> Call:
         return Call(
-            method, path, json=json, headers={"X-Api-Key": self.credentials["api_key"], **(headers or {})}, name=name
+            method,
+            path,
+            json=json,
+            headers={"X-Api-Key": self.credentials["api_key"], **(headers or {})},
+            name=name,
+            max_bytes=max_bytes,
         )
 
     def _read(self, reply: Reply) -> dict[str, Any]:
@@ -72,6 +136,10 @@ class AnkaAdapter(InsurerAdapter):
             if not isinstance(body, dict):
                 raise Refusal("MALFORMED_BODY", "JSON object expected")
             return body
+        self._refuse(reply)
+
+    def _refuse(self, reply: Reply) -> NoReturn:
+        """Raise the `Refusal` an error answer (status >= 300) carries, with its wait signal."""
         wait = hint_from_retry_after(reply.headers.get("Retry-After"))
         try:
             body = json_body(reply)
@@ -91,7 +159,13 @@ class AnkaAdapter(InsurerAdapter):
 
     def _read_quote(self, reply: Reply) -> Quote:
         body = self._read(reply)
-        details = {k: body[k] for k in ("coverages", "sum_insured") if k in body}
+        details: dict[str, Any] = {}
+        if "coverages" in body:
+            details["coverages"] = read_coverages(body["coverages"])
+        if "installments" in body:
+            details["installments"] = read_installments(body["installments"])
+        if "sum_insured" in body:
+            details["sum_insured"] = body["sum_insured"]
         return Quote(
             quote_no=text(body["quote_no"]),
             premium=parse_money(body["premium"]),
@@ -102,7 +176,12 @@ class AnkaAdapter(InsurerAdapter):
 
     def _read_policy(self, reply: Reply) -> Policy:
         body = self._read(reply)
-        return Policy(policy_no=text(body["policy_no"]), status=POLICY_STATUSES[body["status"]])
+        return Policy(
+            policy_no=text(body["policy_no"]),
+            status=POLICY_STATUSES[body["status"]],
+            starts_on=parse_policy_date(body.get("starts_on")),
+            ends_on=parse_policy_date(body.get("ends_on")),
+        )
 
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
         return self.channel.exchange(
@@ -146,3 +225,18 @@ class AnkaAdapter(InsurerAdapter):
         return self.channel.exchange(
             self._call("GET", f"/v1/policies/{path_part(data.get('policy_no'))}"), self._read_policy
         )
+
+    def policy_document(self, data: Mapping[str, Any]) -> Document:
+        policy_no = data.get("policy_no")
+
+        def read(reply: Reply) -> Document:
+            if not 200 <= reply.status < 300:
+                self._refuse(reply)
+            if reply.content_type != PDF_CONTENT_TYPE:
+                raise Refusal("MALFORMED_BODY", f"PDF expected, got {reply.content_type or 'no content type'}")
+            if not reply.content.startswith(PDF_MAGIC):
+                raise Refusal("MALFORMED_BODY", "PDF expected, the body has no %PDF- header")
+            return Document(policy_no=text(policy_no), content=reply.content, content_type=PDF_CONTENT_TYPE)
+
+        call = self._call("GET", f"/v1/policies/{path_part(policy_no)}/document", max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)
+        return self.channel.exchange(call, read)

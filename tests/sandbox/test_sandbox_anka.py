@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
+from datetime import date, timedelta
+from decimal import Decimal
 
 import pytest
+import requests
+
+from sandbox import domain
 
 from .sandbox_wire import KASKO, TRAFIK, UAVT, YEAR, AnkaClient, dask
 
@@ -19,7 +25,7 @@ def test_every_operation_answers_as_the_contract_says(anka: AnkaClient) -> None:
     assert body["valid_until"].endswith("Z")
 
     kasko = anka.request("POST", "/v1/quotes/kasko", json=KASKO).json()
-    assert kasko["quote_no"].startswith("AK-K-") and "collision" in kasko["coverages"]
+    assert kasko["quote_no"].startswith("AK-K-") and "collision" in [c["code"] for c in kasko["coverages"]]
 
     address = anka.request("GET", f"/v1/dask/addresses/{UAVT}").json()
     assert address["uavt_code"] == UAVT and address["address"]
@@ -31,7 +37,12 @@ def test_every_operation_answers_as_the_contract_says(anka: AnkaClient) -> None:
     assert issued.status_code == 201
     assert issued.json()["status"] == "ACTIVE" and issued.json()["policy_no"].startswith("AK-P-")
     status = anka.request("GET", f"/v1/policies/{issued.json()['policy_no']}")
-    assert status.json() == {"policy_no": issued.json()["policy_no"], "status": "ACTIVE"}
+    assert status.json() == {
+        "policy_no": issued.json()["policy_no"],
+        "status": "ACTIVE",
+        "starts_on": issued.json()["starts_on"],
+        "ends_on": issued.json()["ends_on"],
+    }
 
 
 def test_same_inputs_get_the_same_premium_and_a_new_quote_number(anka: AnkaClient) -> None:
@@ -232,3 +243,170 @@ def test_503_carries_retry_after_when_wait_seconds_given(anka: AnkaClient) -> No
 def test_unknown_route_is_404(anka: AnkaClient) -> None:
     response = anka.request("GET", "/v2/nothing")
     assert response.status_code == 404 and response.json()["error"]["code"] == "NOT_FOUND"
+
+
+# --- policy periods, coverages, installments, documents (CONTRACTS.md, last section) -------------
+
+
+def test_issued_policy_runs_a_year_from_tomorrow_in_turkiye(anka: AnkaClient) -> None:
+    """The 201 and the status both carry the period, as ISO dates; a replay carries the same."""
+    quote_no = anka.quote_no()
+    issued = anka.issue(quote_no, key="period").json()
+    tomorrow = domain.today_in_turkiye(time.time()) + timedelta(days=1)
+    assert date.fromisoformat(issued["starts_on"]) == tomorrow
+    assert date.fromisoformat(issued["ends_on"]) == domain.one_year_after(tomorrow)
+    assert anka.issue(quote_no, key="period").json() == issued
+    status = anka.request("GET", f"/v1/policies/{issued['policy_no']}").json()
+    assert (status["starts_on"], status["ends_on"]) == (issued["starts_on"], issued["ends_on"])
+
+
+def test_seeded_policy_status_carries_its_period(anka: AnkaClient) -> None:
+    """A policy that existed before the run answers with the period it was seeded with."""
+    anka.server.state.ledger.seed_policy(
+        "AK-P-SEED-000001", "EXPIRED", starts_on=date(2024, 3, 1), ends_on=date(2025, 3, 1)
+    )
+    status = anka.request("GET", "/v1/policies/AK-P-SEED-000001").json()
+    assert status == {
+        "policy_no": "AK-P-SEED-000001",
+        "status": "EXPIRED",
+        "starts_on": "2024-03-01",
+        "ends_on": "2025-03-01",
+    }
+
+
+def test_trafik_quote_lists_the_legal_limits_and_installments(anka: AnkaClient) -> None:
+    """Coverages are {code, name, limit} objects with Turkish names; installments cost a little more."""
+    body = anka.trafik_quote().json()
+    assert body["coverages"] == [
+        {"code": "bodily_injury", "name": "Sakatlanma ve ölüm (kişi başı)", "limit": "2700000.00"},
+        {"code": "medical", "name": "Tedavi masrafları (kişi başı)", "limit": "2700000.00"},
+        {"code": "property_damage", "name": "Maddi hasar (araç başı)", "limit": "300000.00"},
+    ]
+    plans = {plan["count"]: plan["total"] for plan in body["installments"]}
+    assert sorted(plans) == [1, 3, 6, 9] and plans[1] == body["premium"]
+    assert all(isinstance(total, str) for total in plans.values())
+    assert float(plans[9]) > float(plans[3]) > float(plans[1])
+
+
+def test_kasko_covers_have_limits_glass_is_unlimited(anka: AnkaClient) -> None:
+    kasko = anka.request("POST", "/v1/quotes/kasko", json=KASKO).json()
+    covers = {c["code"]: c for c in kasko["coverages"]}
+    assert list(covers) == ["collision", "theft", "fire", "flood", "glass"]
+    assert covers["glass"]["limit"] is None and covers["theft"]["name"] == "Hırsızlık"
+    vehicle_value = (Decimal(kasko["premium"]) / Decimal("0.028")).quantize(Decimal("0.01"))
+    assert covers["collision"]["limit"] == covers["theft"]["limit"] == str(vehicle_value)
+    assert [plan["count"] for plan in kasko["installments"]] == [1, 3, 6, 9]
+
+
+def test_dask_quote_lists_the_earthquake_cover_at_the_sum_insured(anka: AnkaClient) -> None:
+    address = anka.request("GET", f"/v1/dask/addresses/{UAVT}").json()
+    body = anka.request("POST", "/v1/quotes/dask", json={**dask("anka"), "building_id": address["building_id"]}).json()
+    assert body["sum_insured"] == "1620000.00"
+    assert body["coverages"] == [
+        {"code": "earthquake", "name": "Deprem ve deprem kaynaklı yangın", "limit": "1620000.00"}
+    ]
+
+
+def test_legacy_coverages_fault_sends_bare_codes(anka: AnkaClient) -> None:
+    """An older Anka release: the same covers as bare code strings."""
+    anka.server.state.add_faults([{"operation": "kasko_quote", "fault": "legacy_coverages"}])
+    kasko = anka.request("POST", "/v1/quotes/kasko", json=KASKO)
+    assert kasko.status_code == 200
+    assert kasko.json()["coverages"] == ["collision", "theft", "fire", "flood", "glass"]
+
+
+def test_broken_coverages_fault_appends_unreadable_entries(anka: AnkaClient) -> None:
+    anka.server.state.add_faults([{"operation": "trafik_quote", "fault": "broken_coverages"}])
+    coverages = anka.trafik_quote().json()["coverages"]
+    assert [c["code"] for c in coverages[:3]] == ["bodily_injury", "medical", "property_damage"]
+    assert (
+        42 in coverages
+        and None in coverages
+        and {"code": "", "name": "Kodsuz teminat", "limit": "1000.00"} in coverages
+    )
+
+
+def test_document_is_the_policys_pdf(anka: AnkaClient) -> None:
+    """200 application/pdf, the same bytes on every fetch; counted as policy_document."""
+    policy_no = anka.policy_no()
+    policy = anka.server.state.ledger.policies[policy_no]
+    first, again = anka.document(policy_no), anka.document(policy_no)
+    assert first.status_code == 200 and first.headers["Content-Type"] == "application/pdf"
+    assert first.content.startswith(b"%PDF-") and first.content == again.content
+    expected = domain.policy_pdf("Anka Sigorta", policy_no, policy.starts_on, policy.ends_on)
+    assert hashlib.sha256(first.content).hexdigest() == hashlib.sha256(expected).hexdigest()
+    assert anka.server.state.counts()["received"]["policy_document"] == 2
+
+
+def test_document_not_ready_is_409_with_retry_after_then_ready(anka: AnkaClient) -> None:
+    """While the PDF is being produced: 409 DOCUMENT_NOT_READY, Retry-After = ceil(time left) >= 1."""
+    anka.server.state.configure(document_delay_seconds=1.5)
+    policy_no = anka.policy_no()
+    waiting = anka.document(policy_no)
+    assert waiting.status_code == 409 and waiting.json()["error"]["code"] == "DOCUMENT_NOT_READY"
+    assert waiting.headers["Retry-After"] == "2"
+    time.sleep(1.6)
+    assert anka.document(policy_no).status_code == 200
+
+
+def test_document_of_unknown_or_foreign_policy_is_404(anka: AnkaClient) -> None:
+    assert anka.document("AK-P-NOPE-000001").json()["error"]["code"] == "NOT_FOUND"
+    policy_no = anka.policy_no()
+    foreign = anka.document(policy_no, api_key="anka-key-acente2")
+    assert foreign.status_code == 404 and foreign.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_document_route_is_authenticated_and_rate_limited(anka: AnkaClient) -> None:
+    policy_no = anka.policy_no()
+    assert anka.document(policy_no, api_key="nope").status_code == 401
+    anka.server.state.add_accounts(
+        [{"agency_code": "ACENTE1", "credentials": {"api_key": "anka-key-acente1"}, "rate_per_second": 0.5, "burst": 1}]
+    )
+    assert anka.document(policy_no).status_code == 200
+    throttled = anka.document(policy_no)
+    assert throttled.status_code == 429 and throttled.headers["Retry-After"] == "2"
+    assert anka.server.state.counts()["throttled"] == {"policy_document": 1}
+
+
+@pytest.mark.parametrize(
+    ("rule", "wait"),
+    [
+        ({"fault": "error", "code": "DOCUMENT_NOT_READY"}, "1"),
+        ({"fault": "error", "code": "DOCUMENT_NOT_READY", "wait_seconds": 4.2}, "5"),
+        ({"fault": "error", "code": "DOCUMENT_NOT_READY", "wait_seconds": None}, None),
+    ],
+)
+def test_document_not_ready_fault(anka: AnkaClient, rule: dict, wait: str | None) -> None:
+    """The fault renders Anka's not-ready answer; `wait_seconds: null` leaves Retry-After out."""
+    policy_no = anka.policy_no()
+    anka.server.state.add_faults([{"operation": "policy_document", **rule}])
+    response = anka.document(policy_no)
+    assert response.status_code == 409 and response.json()["error"]["code"] == "DOCUMENT_NOT_READY"
+    assert response.headers.get("Retry-After") == wait
+    assert anka.document(policy_no).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("rule", "status", "content_type"),
+    [
+        ({"fault": "error", "code": "NOT_FOUND"}, 404, "application/json"),
+        ({"fault": "error", "code": "SERVICE_UNAVAILABLE"}, 503, "application/json"),
+        ({"fault": "html", "http_status": 502}, 502, "text/html; charset=utf-8"),
+        ({"fault": "garbage"}, 200, "application/json"),
+        ({"fault": "wrong_content_type"}, 200, "text/html; charset=utf-8"),
+        ({"fault": "latency", "seconds": 0.2}, 200, "application/pdf"),
+    ],
+)
+def test_document_route_takes_faults(anka: AnkaClient, rule: dict, status: int, content_type: str) -> None:
+    policy_no = anka.policy_no()
+    anka.server.state.add_faults([{"operation": "policy_document", **rule}])
+    response = anka.document(policy_no)
+    assert (response.status_code, response.headers["Content-Type"]) == (status, content_type)
+    assert anka.server.state.counts()["faults"] == {"policy_document": 1}
+
+
+def test_document_reset_fault_drops_the_connection(anka: AnkaClient) -> None:
+    policy_no = anka.policy_no()
+    anka.server.state.add_faults([{"operation": "policy_document", "fault": "reset"}])
+    with pytest.raises(requests.exceptions.ConnectionError):
+        anka.document(policy_no)

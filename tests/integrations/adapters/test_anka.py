@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from decimal import Decimal
 
 import pytest
 
+from integrations.coverages import COVERAGE_NAMES_TR
 from integrations.models import Attempt
 from integrations.results import PolicyStatus
 from integrations.services.calls import insurer_operation_run, new_reference
+from sandbox import domain
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -24,6 +28,30 @@ def quote(endpoint_for):
     return outcome.result
 
 
+def issue(endpoint_for):
+    issued = run(
+        endpoint_for,
+        "issue_policy",
+        {"quote_no": quote(endpoint_for).quote_no, "payment_token": samples.PAYMENT_TOKEN},
+        reference=new_reference(),
+    )
+    assert issued.ok, issued.error
+    return issued.result
+
+
+class NoRetryBudget:
+    """A retry budget that is always empty: any retry of a failure is refused."""
+
+    def record_first_attempt(self, insurer_code, *, ok, ratio):
+        return None
+
+    def try_spend(self, insurer_code):
+        return False
+
+    def refund(self, insurer_code):
+        return None
+
+
 def test_trafik_quote_is_normalised(endpoint_for):
     """A trafik quote comes back with a Decimal premium and an aware UTC expiry."""
     outcome = run(endpoint_for, "trafik_quote", samples.TRAFIK)
@@ -35,23 +63,67 @@ def test_trafik_quote_is_normalised(endpoint_for):
 
 
 def test_kasko_quote_keeps_coverages(endpoint_for):
-    """Kasko answers carry coverages, kept in the quote's details."""
+    """Kasko covers are stored as {code, name, limit}; glass has no limit, the rest the vehicle value."""
     outcome = run(endpoint_for, "kasko_quote", samples.KASKO)
     assert outcome.ok and outcome.result.quote_no.startswith("AK-K-")
-    assert outcome.result.details["coverages"]
+    coverages = outcome.result.details["coverages"]
+    assert [c["code"] for c in coverages] == ["collision", "theft", "fire", "flood", "glass"]
+    vehicle_value = (outcome.result.premium / Decimal("0.028")).quantize(Decimal("0.01"))
+    assert coverages[0] == {"code": "collision", "name": "Çarpışma", "limit": str(vehicle_value)}
+    assert coverages[-1] == {"code": "glass", "name": "Cam kırılması", "limit": None}
+
+
+def test_trafik_quote_keeps_legal_limits_and_installments(endpoint_for):
+    """Trafik lists the legal limits (platform names); the payment plans are kept as count and total."""
+    outcome = run(endpoint_for, "trafik_quote", samples.TRAFIK)
+    assert outcome.ok
+    assert outcome.result.details["coverages"] == [
+        {"code": code, "name": COVERAGE_NAMES_TR[code], "limit": str(limit.quantize(Decimal("0.01")))}
+        for code, limit in domain.TRAFIK_LIMITS.items()
+    ]
+    expected_plans = [{"count": n, "total": domain.money(t)} for n, t in domain.installments(outcome.result.premium)]
+    assert outcome.result.details["installments"] == expected_plans
+    assert outcome.result.details["installments"][0] == {"count": 1, "total": str(outcome.result.premium)}
+    assert outcome.result.to_json()["details"]["installments"] == expected_plans  # JSON-safe as stored
+
+
+def test_bare_coverage_codes_of_older_answers_are_read(endpoint_for, sandbox):
+    """An older Anka release sends bare codes: each becomes a cover with our Turkish name and no limit."""
+    sandbox["anka"].state.add_faults([{"operation": "kasko_quote", "fault": "legacy_coverages"}])
+    outcome = run(endpoint_for, "kasko_quote", samples.KASKO)
+    assert outcome.ok
+    assert outcome.result.details["coverages"] == [
+        {"code": code, "name": COVERAGE_NAMES_TR[code], "limit": None}
+        for code in ("collision", "theft", "fire", "flood", "glass")
+    ]
+
+
+def test_malformed_coverage_entries_are_skipped_not_the_quote(endpoint_for, sandbox, caplog):
+    """Entries without a code, with a limit that is no amount, or not an entry at all are dropped
+    with a warning each; the quote and its readable covers stand, in one attempt."""
+    sandbox["anka"].state.add_faults([{"operation": "trafik_quote", "fault": "broken_coverages"}])
+    with caplog.at_level(logging.WARNING, logger="integrations.adapters.anka"):
+        outcome = run(endpoint_for, "trafik_quote", samples.TRAFIK)
+    assert outcome.ok and outcome.attempts == 1 and outcome.result.premium > 0
+    assert [c["code"] for c in outcome.result.details["coverages"]] == ["bodily_injury", "medical", "property_damage"]
+    skipped = [r for r in caplog.records if r.name == "integrations.adapters.anka" and r.levelname == "WARNING"]
+    assert len(skipped) == 5
 
 
 def test_dask_address_then_quote(endpoint_for):
-    """DASK: the address check gives the building id the quote needs."""
+    """DASK: the address check gives the building id the quote needs; the earthquake cover is the sum insured."""
     address = run(endpoint_for, "dask_address", samples.DASK_ADDRESS)
     assert address.ok and address.result.uavt_code == samples.DASK_ADDRESS["uavt_code"]
     data = {**samples.DASK_RISK, "uavt_code": address.result.uavt_code, "building_id": address.result.building_id}
     dask = run(endpoint_for, "dask_quote", data)
     assert dask.ok and dask.result.details.get("sum_insured")
+    assert dask.result.details["coverages"] == [
+        {"code": "earthquake", "name": COVERAGE_NAMES_TR["earthquake"], "limit": dask.result.details["sum_insured"]}
+    ]
 
 
 def test_issue_then_status(endpoint_for, sandbox):
-    """Issuing a quote gives an ACTIVE policy whose status can be read back."""
+    """Issuing a quote gives an ACTIVE policy whose status and period can be read back."""
     quote_no = quote(endpoint_for).quote_no
     issued = run(
         endpoint_for,
@@ -60,8 +132,113 @@ def test_issue_then_status(endpoint_for, sandbox):
         reference=new_reference(),
     )
     assert issued.ok and issued.result.status is PolicyStatus.ACTIVE
+    at_anka = sandbox["anka"].state.ledger.policies[issued.result.policy_no]
+    assert (issued.result.starts_on, issued.result.ends_on) == (at_anka.starts_on, at_anka.ends_on)
+    assert issued.result.ends_on == domain.one_year_after(issued.result.starts_on)
     status = run(endpoint_for, "policy_status", {"policy_no": issued.result.policy_no})
     assert status.ok and status.result.policy_no == issued.result.policy_no
+    assert (status.result.starts_on, status.result.ends_on) == (at_anka.starts_on, at_anka.ends_on)
+    assert status.result.to_json()["starts_on"] == at_anka.starts_on.isoformat()
+
+
+def test_status_of_a_seeded_policy_carries_its_period(endpoint_for, sandbox):
+    """A policy from before the platform (seeded at Anka) reads with the period Anka holds."""
+    from datetime import date
+
+    sandbox["anka"].state.ledger.seed_policy(
+        "AK-P-SEED-000007", "EXPIRED", starts_on=date(2024, 2, 29), ends_on=date(2025, 2, 28)
+    )
+    status = run(endpoint_for, "policy_status", {"policy_no": "AK-P-SEED-000007"})
+    assert status.ok and status.result.status is PolicyStatus.EXPIRED
+    assert (status.result.starts_on, status.result.ends_on) == (date(2024, 2, 29), date(2025, 2, 28))
+
+
+# --- policy documents ---------------------------------------------------------------------------------
+
+
+def test_policy_document_is_the_policys_pdf(endpoint_for, sandbox):
+    """The document is Anka's PDF for that policy, byte for byte, fetched in one attempt."""
+    policy = issue(endpoint_for)
+    outcome = run(endpoint_for, "policy_document", {"policy_no": policy.policy_no})
+    assert outcome.ok and outcome.attempts == 1, outcome.error
+    document = outcome.result
+    assert document.policy_no == policy.policy_no and document.content_type == "application/pdf"
+    assert document.content.startswith(b"%PDF-")
+    expected = domain.policy_pdf("Anka Sigorta", policy.policy_no, policy.starts_on, policy.ends_on)
+    assert document.sha256 == hashlib.sha256(expected).hexdigest()
+    assert outcome.to_json()["result"] == {
+        "policy_no": policy.policy_no,
+        "content_type": "application/pdf",
+        "bytes": len(expected),
+        "sha256": hashlib.sha256(expected).hexdigest(),
+    }
+    row = Attempt.objects.get(operation="policy_document")
+    assert (row.ok, row.http_status, row.call) == (True, 200, "main")
+
+
+def test_document_not_ready_waits_retry_after_and_is_no_failure(endpoint_for, sandbox, recording_sleep):
+    """409 DOCUMENT_NOT_READY: the engine waits Anka's Retry-After and fetches again. The wait is
+    the insurer's request, not a failure: even with no retry budget left the fetch goes on."""
+    sandbox["anka"].state.configure(document_delay_seconds=1)
+    policy = issue(endpoint_for)
+    outcome = run(
+        endpoint_for, "policy_document", {"policy_no": policy.policy_no}, sleep=recording_sleep, budget=NoRetryBudget()
+    )
+    assert outcome.ok and outcome.attempts == 2, outcome.error
+    assert outcome.result.content.startswith(b"%PDF-")
+    assert recording_sleep.waits and recording_sleep.waits[0] >= 1.0
+    waiting = Attempt.objects.get(operation="policy_document", attempt_no=1)
+    assert (waiting.provider_code, waiting.error_kind, waiting.error_class, waiting.http_status) == (
+        "DOCUMENT_NOT_READY",
+        "not_ready",
+        "retryable",
+        409,
+    )
+    assert not waiting.ambiguous
+    assert waiting.wait_reason == "signal:Retry-After" and waiting.wait_seconds >= 1.0
+    assert sandbox["anka"].state.counts()["received"]["policy_document"] == 2
+
+
+def test_a_document_failure_is_a_failure_for_the_budget(endpoint_for, sandbox, recording_sleep):
+    """The counterpart: a 502 on the same fetch is a failure, and an empty budget refuses its retry."""
+    policy = issue(endpoint_for)
+    sandbox["anka"].state.add_faults([{"operation": "policy_document", "fault": "html", "http_status": 502}])
+    outcome = run(
+        endpoint_for, "policy_document", {"policy_no": policy.policy_no}, sleep=recording_sleep, budget=NoRetryBudget()
+    )
+    assert (outcome.ok, outcome.attempts, outcome.retry_refused) == (False, 1, "budget")
+    assert outcome.error.kind == "unavailable"
+
+
+def test_document_of_an_unknown_policy_is_permanent_not_found(endpoint_for, sandbox):
+    outcome = run(endpoint_for, "policy_document", {"policy_no": "AK-P-NOPE-000001"})
+    assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (
+        "permanent",
+        "not_found",
+        "NOT_FOUND",
+    )
+    assert outcome.attempts == 1 and sandbox["anka"].state.counts()["received"]["policy_document"] == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ({"fault": "garbage"}, "application/json"),
+        ({"fault": "wrong_content_type"}, "text/html"),
+        ({"fault": "empty", "http_status": 200}, "application/json"),
+    ],
+)
+def test_a_200_that_is_no_pdf_is_unknown(endpoint_for, sandbox, recording_sleep, fault, message):
+    """A 200 whose body or content type is not a PDF is an unreadable answer: unknown, tried twice."""
+    policy = issue(endpoint_for)
+    sandbox["anka"].state.add_faults([{"operation": "policy_document", "times": 5, **fault}])
+    outcome = run(endpoint_for, "policy_document", {"policy_no": policy.policy_no}, sleep=recording_sleep)
+    assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (
+        "unknown",
+        "unclassified",
+        "MALFORMED_BODY",
+    )
+    assert outcome.attempts == 2 and message in outcome.error.message
 
 
 @pytest.mark.parametrize(
