@@ -6,8 +6,12 @@ Seeing every agency takes the explicit permission `quotes.view_all_agencies`; `i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date, timedelta
+
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import Case, CharField, Exists, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.utils import timezone
 
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 
@@ -31,9 +35,69 @@ def _plate_or_owner(search: str) -> Q:
     return Q(plate__icontains=term) | Q(owner_id=term) if term else Q()
 
 
-def quote_request_list(*, user: AbstractBaseUser, search: str = "") -> QuerySet[QuoteRequest]:
-    """Past requests, newest first; `search` matches a plate or a customer id."""
-    return QuoteRequest.objects.filter(_agency_filter(user), _plate_or_owner(search)).select_related("created_by")
+# What became of a request, as the desk's request list shows and filters it; one value each.
+OUTCOME_PENDING = "bekliyor"
+OUTCOME_QUOTED = "teklif"
+OUTCOME_ISSUED = "police"
+OUTCOME_NO_ANSWER = "yanit-yok"
+OUTCOME_LABELS = {
+    OUTCOME_PENDING: "Bekliyor",
+    OUTCOME_QUOTED: "Teklif alındı",
+    OUTCOME_ISSUED: "Poliçeleşti",
+    OUTCOME_NO_ANSWER: "Yanıt yok",
+}
+
+
+@dataclass(frozen=True)
+class QuoteRequestFilter:
+    """The request list's filters (none of them names a person, so they may sit in a URL)."""
+
+    product: str = ""
+    created_from: date | None = None
+    created_to: date | None = None
+    outcome: str = ""
+
+
+def quote_request_list(
+    *, user: AbstractBaseUser, search: str = "", filters: QuoteRequestFilter | None = None
+) -> QuerySet[QuoteRequest]:
+    """Past requests, newest first; `search` matches a plate or a customer id.
+
+    Each request carries `outcome` (one of OUTCOME_LABELS) and, once a quote of it was issued,
+    `policy_id` / `policy_no`, so the list can link the policy it became.
+    """
+    policies = Policy.objects.filter(issuance__quote_request=OuterRef("pk")).order_by("pk")
+    rows = InsurerQuote.objects.filter(request=OuterRef("pk"))
+    requests = (
+        QuoteRequest.objects.filter(_agency_filter(user), _plate_or_owner(search))
+        .select_related("created_by")
+        .annotate(
+            policy_id=Subquery(policies.values("pk")[:1]),
+            policy_no=Subquery(policies.values("policy_no")[:1]),
+            outcome=Case(
+                When(Exists(policies), then=Value(OUTCOME_ISSUED)),
+                When(Exists(rows.filter(state=InsurerQuote.State.SUCCEEDED)), then=Value(OUTCOME_QUOTED)),
+                # Rows past the deadline are closed as "no answer" when the request is next shown.
+                When(
+                    Exists(rows.exclude(state__in=InsurerQuote.FINAL_STATES)),
+                    deadline_at__gt=timezone.now(),
+                    then=Value(OUTCOME_PENDING),
+                ),
+                default=Value(OUTCOME_NO_ANSWER),
+                output_field=CharField(),
+            ),
+        )
+    )
+    filters = filters or QuoteRequestFilter()
+    if filters.product:
+        requests = requests.filter(product=filters.product)
+    if filters.created_from:
+        requests = requests.filter(created_at__date__gte=filters.created_from)
+    if filters.created_to:
+        requests = requests.filter(created_at__date__lte=filters.created_to)
+    if filters.outcome:
+        requests = requests.filter(outcome=filters.outcome)
+    return requests
 
 
 def quote_request_get(*, user: AbstractBaseUser, public_id: object) -> QuoteRequest:
@@ -69,6 +133,121 @@ def issuance_get(*, user: AbstractBaseUser, pk: int) -> Issuance:
     return Issuance.objects.filter(_agency_filter(user)).select_related("insurer_quote__insurer").get(pk=pk)
 
 
-def policy_list(*, user: AbstractBaseUser, search: str = "") -> QuerySet[Policy]:
-    """Policies, newest first; `search` matches a plate or a customer id, as for requests."""
-    return Policy.objects.filter(_agency_filter(user), _plate_or_owner(search)).select_related("insurer")
+# --- policies ------------------------------------------------------------------------------------
+
+PERIOD_ENDS_30 = "30"
+PERIOD_ENDS_60 = "60"
+PERIOD_ENDED = "bitti"
+PERIOD_LABELS = {
+    PERIOD_ENDS_30: "30 gün içinde bitenler",
+    PERIOD_ENDS_60: "60 gün içinde bitenler",
+    PERIOD_ENDED: "Süresi bitenler",
+}
+RENEWAL_WINDOWS = (30, 60)
+
+
+def today() -> date:
+    """Today in Türkiye's calendar (TIME_ZONE), the calendar policy periods are written in."""
+    return timezone.localdate()
+
+
+@dataclass(frozen=True)
+class PolicyFilter:
+    """The policy list's filters (none of them names a person, so they may sit in a URL)."""
+
+    product: str = ""
+    insurer: str = ""  # an insurer's code
+    status: str = ""
+    period: str = ""  # one of PERIOD_LABELS
+    starts_from: date | None = None
+    starts_to: date | None = None
+
+
+def _policy_search(search: str) -> Q:
+    """A plate as typed, a customer's full TCKN/VKN, part of a customer's name, or a policy number."""
+    term = search.strip()
+    if not term:
+        return Q()
+    compact = "".join(term.split()).upper()
+    return _plate_or_owner(search) | Q(customer__name__icontains=term) | Q(policy_no__icontains=compact)
+
+
+def _period(period: str, *, on: date) -> Q:
+    if period in (PERIOD_ENDS_30, PERIOD_ENDS_60):
+        return Q(ends_on__gte=on, ends_on__lte=on + timedelta(days=int(period)))
+    if period == PERIOD_ENDED:
+        return Q(ends_on__lt=on)
+    return Q()
+
+
+def policy_list(*, user: AbstractBaseUser, search: str = "", filters: PolicyFilter | None = None) -> QuerySet[Policy]:
+    """Policies, newest first; `search` matches a plate, a customer (id or name) or a policy number."""
+    filters = filters or PolicyFilter()
+    policies = Policy.objects.filter(_agency_filter(user), _policy_search(search), _period(filters.period, on=today()))
+    if filters.product:
+        policies = policies.filter(product=filters.product)
+    if filters.insurer:
+        policies = policies.filter(insurer__code=filters.insurer)
+    if filters.status:
+        policies = policies.filter(status=filters.status)
+    if filters.starts_from:
+        policies = policies.filter(starts_on__gte=filters.starts_from)
+    if filters.starts_to:
+        policies = policies.filter(starts_on__lte=filters.starts_to)
+    return policies.select_related("insurer", "customer")
+
+
+def policy_get(*, user: AbstractBaseUser, pk: int) -> Policy:
+    """One policy the user may see; another agency's id raises DoesNotExist (answer 404)."""
+    return (
+        Policy.objects.filter(_agency_filter(user))
+        .select_related("insurer", "customer", "issuance__quote_request")
+        .get(pk=pk)
+    )
+
+
+def policy_to_renew_get(*, user: AbstractBaseUser, pk: int) -> Policy:
+    """A policy to quote again: only the user's own agency's (the new quotes spend its accounts)."""
+    return (
+        Policy.objects.filter(_own_agency_filter(user)).select_related("customer", "issuance__quote_request").get(pk=pk)
+    )
+
+
+def renewal_list(*, user: AbstractBaseUser, days: int) -> QuerySet[Policy]:
+    """Policies in force that end within `days` (today included), the soonest first."""
+    on = today()
+    return (
+        Policy.objects.filter(
+            _agency_filter(user),
+            status=Policy.Status.ACTIVE,
+            ends_on__gte=on,
+            ends_on__lte=on + timedelta(days=days),
+        )
+        .select_related("insurer", "customer", "issuance__quote_request")
+        .order_by("ends_on", "pk")
+    )
+
+
+def trafik_policy_in_force_for(*, quote_request: QuoteRequest) -> Policy | None:
+    """Another trafik policy of the request's agency in force today on the request's plate.
+
+    In force: ACTIVE, and today within its period; a side of the period no insurer has told us
+    is taken as open (an imported policy without dates still warns). The policy issued from
+    this very request is not "another".
+    """
+    if quote_request.product != "trafik" or not quote_request.plate:
+        return None
+    on = today()
+    return (
+        Policy.objects.filter(
+            agency_id=quote_request.agency_id,
+            product="trafik",
+            plate=quote_request.plate,
+            status=Policy.Status.ACTIVE,
+        )
+        .filter(Q(starts_on__isnull=True) | Q(starts_on__lte=on), Q(ends_on__isnull=True) | Q(ends_on__gte=on))
+        .exclude(issuance__quote_request=quote_request)
+        .select_related("insurer")
+        .order_by("-ends_on", "-pk")
+        .first()
+    )

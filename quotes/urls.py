@@ -2,7 +2,7 @@
 
 from django.urls import include, path
 
-from quotes.views import issuance, policies, quote_requests
+from quotes.views import issuance, policies, quote_requests, renewals
 
 urlpatterns = [
     path("", quote_requests.quote_request_new, name="home"),
@@ -16,6 +16,10 @@ urlpatterns = [
     path("policelestirme/<int:pk>/durum/", issuance.issuance_status, name="issuance_status"),
     path("policeler/", policies.policy_list, name="policy_list"),
     path("policeler/ara/", policies.policy_search, name="policy_search"),
+    path("policeler/disari-aktar/", policies.policy_export, name="policy_export"),
+    path("policeler/<int:pk>/", policies.policy_detail, name="policy_detail"),
+    path("yenilemeler/", renewals.renewal_list, name="renewal_list"),
+    path("yenilemeler/<int:pk>/teklif/", renewals.renewal_quote, name="renewal_quote"),
     # The agency admin's page lives on the desk, beside the pages its agents use.
     path("acente/", include("agencies.urls")),
 ]

@@ -14,12 +14,17 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 
 from agencies.models import Agency
+from integrations.adapters.base import parse_policy_date
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import Product
 from integrations.validators import REQUIRED_MESSAGE, FieldError, normalize_plate, validate_owner_id
 from quotes.models import Policy
 
 COLUMNS = ("agency_code", "insurer", "policy_no", "product", "plate", "owner_id", "status")
+# The policy's period, when the file has it (older files do not): any of the date forms insurers
+# use (2026-12-01, 01.12.2026, 01/12/2026, an ISO timestamp); an empty cell is "not known".
+OPTIONAL_COLUMNS = ("starts_on", "ends_on")
+DATE_MESSAGE = "geçersiz tarih; GG.AA.YYYY veya YYYY-AA-GG olmalıdır"
 PRODUCTS = tuple(p.value for p in Product)
 STATUSES = tuple(s.value for s in Policy.Status)
 POLICY_NO_MAX = Policy._meta.get_field("policy_no").max_length
@@ -71,6 +76,8 @@ def policies_import(*, lines: Iterable[str], dry_run: bool = False) -> PolicyImp
         if not any(value.strip() for value in values):
             continue
         row = {name: (values[i].strip() if i < len(values) else "") for i, name in enumerate(header)}
+        for name in OPTIONAL_COLUMNS:
+            row.setdefault(name, "")
         policy, errors = checker.check(line, row)
         if policy is not None:
             key = (policy.insurer_id, policy.policy_no)
@@ -102,7 +109,7 @@ def policies_import(*, lines: Iterable[str], dry_run: bool = False) -> PolicyImp
 
 
 def _error(line: int, field_name: str, message: str) -> RowError:
-    return RowError(line, COLUMNS.index(field_name), field_name, message)
+    return RowError(line, (COLUMNS + OPTIONAL_COLUMNS).index(field_name), field_name, message)
 
 
 def _existing_policy_numbers(insurer_ids: set[int], in_file: dict[tuple[int, str], int]) -> set[tuple[int, str]]:
@@ -168,6 +175,13 @@ class _RowChecker:
         status = row["status"].upper()
         if status not in STATUSES:
             fail("status", f"geçersiz durum; {', '.join(STATUSES)} olmalıdır")
+        period = {}
+        for name in OPTIONAL_COLUMNS:
+            period[name] = parse_policy_date(row[name])
+            if row[name] and period[name] is None:
+                fail(name, DATE_MESSAGE)
+        if period["starts_on"] and period["ends_on"] and period["ends_on"] < period["starts_on"]:
+            fail("ends_on", "bitiş tarihi başlangıçtan önce olamaz")
         # A row with a usable number takes part in the duplicate check even if other fields are bad.
         if account is None or any(error.field == "policy_no" for error in errors):
             return None, errors
@@ -180,5 +194,7 @@ class _RowChecker:
             status=status,
             plate=plate,
             owner_id=owner_id,
+            starts_on=period["starts_on"],
+            ends_on=period["ends_on"],
         )
         return policy, errors

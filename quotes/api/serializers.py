@@ -159,11 +159,60 @@ class PolicySerializer(serializers.Serializer):
     owner_id = MaskedIdentityField()
     premium = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
     issuance = serializers.IntegerField(source="issuance_id", allow_null=True)
+    starts_on = serializers.DateField(
+        allow_null=True, help_text="Start of the period (Türkiye's calendar); null until an insurer said."
+    )
+    ends_on = serializers.DateField(allow_null=True, help_text="End of the period; kept current by the nightly sync.")
     issued_at = serializers.DateTimeField()
     last_synced_at = serializers.DateTimeField(allow_null=True)
 
     class Meta:
         ref_name = "Policy"
+
+
+class PolicyCustomerSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    identity_no = MaskedIdentityField()
+
+    class Meta:
+        ref_name = "PolicyCustomer"
+
+
+class PolicyDetailSerializer(PolicySerializer):
+    """One policy with whom it is for and the quote request it was issued from."""
+
+    customer = PolicyCustomerSerializer(allow_null=True)
+    quote_request = serializers.UUIDField(
+        source="issuance.quote_request.public_id",
+        allow_null=True,
+        default=None,
+        help_text="The request the policy was issued from; null for a policy imported from CSV.",
+    )
+
+    class Meta:
+        ref_name = "PolicyDetail"
+
+
+class RenewalSerializer(PolicySerializer):
+    """A policy in force that ends soon: quote its risk again before `ends_on`."""
+
+    days_left = serializers.SerializerMethodField(help_text="Days from today (Türkiye) to `ends_on`; 0 = ends today.")
+    quote_request = serializers.UUIDField(
+        source="issuance.quote_request.public_id",
+        allow_null=True,
+        default=None,
+        help_text="The request to quote again from; null for an imported policy (no risk details known).",
+    )
+
+    class Meta:
+        ref_name = "Renewal"
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_days_left(self, policy: Policy) -> int:
+        from quotes.selectors import today
+
+        return (policy.ends_on - today()).days
 
 
 def paginated(item: type[serializers.Serializer], *, name: str) -> serializers.Serializer:

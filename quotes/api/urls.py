@@ -18,6 +18,8 @@ urlpatterns = [
     ),
     path("issuances/<str:issuance_id>/", views.IssuanceDetailApi.as_view(), name="issuance-detail"),
     path("policies/", views.PolicyListApi.as_view(), name="policies"),
+    path("policies/<str:policy_id>/", views.PolicyDetailApi.as_view(), name="policy-detail"),
+    path("renewals/", views.RenewalListApi.as_view(), name="renewals"),
     path("", include("customers.api.urls")),
     path("", include("documents.api.urls")),
     path("auth/token/", views.TokenObtainApi.as_view(), name="auth-token"),

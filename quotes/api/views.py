@@ -30,15 +30,17 @@ from quotes.api.serializers import (
     NOT_FOUND,
     DetailSerializer,
     IssuanceSerializer,
+    PolicyDetailSerializer,
     PolicySerializer,
     QuoteRequestListItemSerializer,
     QuoteRequestSerializer,
+    RenewalSerializer,
     field_errors,
     paginated,
     quote_request_data,
 )
 from quotes.api.throttles import QUOTE_CREATE_THROTTLES, throttled_message
-from quotes.models import InsurerQuote, Issuance, QuoteRequest
+from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 from quotes.services.issuance import IssuanceRefused, issuance_start
 from quotes.services.quote_requests import (
     InputInvalid,
@@ -307,15 +309,93 @@ class IssuanceDetailApi(APIView):
 
 
 class PolicyListApi(APIView):
+    class ListFilterSerializer(serializers.Serializer):
+        product = serializers.ChoiceField(choices=PRODUCT_CHOICES, required=False)
+        insurer = serializers.SlugField(required=False, max_length=32, help_text="An insurer's code, e.g. `anka`.")
+        status = serializers.ChoiceField(choices=Policy.Status.choices, required=False)
+        period = serializers.ChoiceField(
+            choices=[
+                (selectors.PERIOD_ENDS_30, "Ends within 30 days (today included)."),
+                (selectors.PERIOD_ENDS_60, "Ends within 60 days."),
+                (selectors.PERIOD_ENDED, "Ended before today."),
+            ],
+            required=False,
+            help_text="`30` / `60`: ends within that many days; `bitti`: already ended (by `ends_on`).",
+        )
+        starts_from = serializers.DateField(required=False, help_text="`starts_on` on or after (YYYY-MM-DD).")
+        starts_to = serializers.DateField(required=False, help_text="`starts_on` on or before (YYYY-MM-DD).")
+
+        class Meta:
+            ref_name = "PolicyListFilter"
+
     @extend_schema(
         operation_id="policies_list",
         summary="List policies",
-        parameters=PAGE_PARAMETERS,
-        responses={200: paginated(PolicySerializer, name="PaginatedPolicyList"), 403: NOT_AUTHENTICATED},
+        parameters=[ListFilterSerializer, *PAGE_PARAMETERS],
+        responses={
+            200: paginated(PolicySerializer, name="PaginatedPolicyList"),
+            400: field_errors("Bad filter.", {"period": ['"90" geçerli bir seçim değil.']}),
+            403: NOT_AUTHENTICATED,
+        },
     )
     def get(self, request: Request) -> Response:
-        policies = selectors.policy_list(user=request.user)
+        filters = self.ListFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        policy_filter = selectors.PolicyFilter(
+            product=data.get("product", ""),
+            insurer=data.get("insurer", ""),
+            status=data.get("status", ""),
+            period=data.get("period", ""),
+            starts_from=data.get("starts_from"),
+            starts_to=data.get("starts_to"),
+        )
+        policies = selectors.policy_list(user=request.user, filters=policy_filter)
         return _paginated_response(queryset=policies, serializer_class=PolicySerializer, request=request, view=self)
+
+
+class PolicyDetailApi(APIView):
+    @extend_schema(
+        operation_id="policies_retrieve",
+        summary="One policy, with its customer and the request it came from",
+        parameters=[_path_id("policy_id", OpenApiTypes.INT, "The policy's `id`.")],
+        responses={200: PolicyDetailSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, policy_id: str) -> Response:
+        try:
+            policy = selectors.policy_get(user=request.user, pk=_pk_or_404(policy_id))
+        except Policy.DoesNotExist:
+            raise exceptions.NotFound() from None
+        return Response(PolicyDetailSerializer(policy).data)
+
+
+class RenewalListApi(APIView):
+    class ListFilterSerializer(serializers.Serializer):
+        days = serializers.ChoiceField(
+            choices=[(days, f"{days} days") for days in selectors.RENEWAL_WINDOWS],
+            required=False,
+            default=selectors.RENEWAL_WINDOWS[0],
+            help_text="The window: policies ending within 30 (default) or 60 days, today included.",
+        )
+
+        class Meta:
+            ref_name = "RenewalListFilter"
+
+    @extend_schema(
+        operation_id="renewals_list",
+        summary="Policies in force ending soon (yenileme), soonest first",
+        parameters=[ListFilterSerializer, *PAGE_PARAMETERS],
+        responses={
+            200: paginated(RenewalSerializer, name="PaginatedRenewalList"),
+            400: field_errors("Bad filter.", {"days": ['"90" geçerli bir seçim değil.']}),
+            403: NOT_AUTHENTICATED,
+        },
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.ListFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        policies = selectors.renewal_list(user=request.user, days=int(filters.validated_data["days"]))
+        return _paginated_response(queryset=policies, serializer_class=RenewalSerializer, request=request, view=self)
 
 
 class TokenObtainApi(ObtainAuthToken):

@@ -1,27 +1,144 @@
-"""The agency's policies on the desk."""
+"""The agency's policies on the desk: the list with its filters, one policy, the export."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import render
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from integrations.models import Insurer
 from quotes import selectors
-from quotes.views.common import page_of, search_recall, search_redirect
+from quotes.forms import PRODUCTS
+from quotes.models import Policy
+from quotes.services.policies import export_filename, policy_export_csv, policy_export_xlsx
+from quotes.views.common import DeskSearch, page_of, search_recall, search_redirect
 
-# --- policies ---------------------------------------------------------------------------------
+# --- filters ------------------------------------------------------------------------------------
+
+
+class PolicyFilterForm(forms.Form):
+    """The list's filters, read from the query string: nothing in them names a person."""
+
+    urun = forms.ChoiceField(label="Ürün", required=False, choices=[("", "Tümü"), *PRODUCTS])
+    sirket = forms.ChoiceField(label="Sigorta şirketi", required=False)
+    durum = forms.ChoiceField(label="Durum", required=False, choices=[("", "Tümü"), *Policy.Status.choices])
+    donem = forms.ChoiceField(label="Dönem", required=False, choices=[("", "Tümü"), *selectors.PERIOD_LABELS.items()])
+    baslangic_min = forms.DateField(
+        label="Başlangıç (en erken)", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    baslangic_max = forms.DateField(
+        label="Başlangıç (en geç)", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        insurers = Insurer.objects.order_by("name").values_list("code", "name")
+        self.fields["sirket"].choices = [("", "Tümü"), *insurers]
+
+    def policy_filter(self) -> selectors.PolicyFilter:
+        """The valid fields as a filter; a bad one is shown as an error on the form and ignored."""
+        self.is_valid()
+        data = getattr(self, "cleaned_data", {})
+        return selectors.PolicyFilter(
+            product=data.get("urun", ""),
+            insurer=data.get("sirket", ""),
+            status=data.get("durum", ""),
+            period=data.get("donem", ""),
+            starts_from=data.get("baslangic_min"),
+            starts_to=data.get("baslangic_max"),
+        )
+
+
+def list_query(request: HttpRequest, form: forms.Form, search: DeskSearch) -> str:
+    """The filters as typed and the search token, for pager and export links (no page number)."""
+    pairs = [(name, request.GET[name]) for name in form.fields if request.GET.get(name)]
+    if search.token:
+        pairs.append(("arama", search.token))
+    return urlencode(pairs)
+
+
+def _filtered_policies(request: HttpRequest) -> tuple[PolicyFilterForm, DeskSearch, object]:
+    form = PolicyFilterForm(request.GET)
+    search = search_recall(request)
+    policies = selectors.policy_list(user=request.user, search=search.term, filters=form.policy_filter())
+    return form, search, policies
+
+
+# --- pages --------------------------------------------------------------------------------------
 
 
 @login_required
 @require_GET
 def policy_list(request: HttpRequest) -> HttpResponse:
-    search = search_recall(request)
-    policies = selectors.policy_list(user=request.user, search=search.term)
-    return render(request, "quotes/policy_list.html", {"page": page_of(request, policies), "search": search})
+    form, search, policies = _filtered_policies(request)
+    context = {
+        "page": page_of(request, policies),
+        "search": search,
+        "filter_form": form,
+        "list_query": list_query(request, form, search),
+        "filtered": any(request.GET.get(name) for name in form.fields),
+    }
+    return render(request, "quotes/policy_list.html", context)
 
 
 @login_required
 @require_POST
 def policy_search(request: HttpRequest) -> HttpResponse:
     return search_redirect(request, "policy_list")
+
+
+@login_required
+@require_GET
+def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        policy = selectors.policy_get(user=request.user, pk=pk)
+    except Policy.DoesNotExist:
+        raise Http404("Poliçe bulunamadı.") from None
+    source = policy.issuance.quote_request if policy.issuance_id else None
+    profile = getattr(request.user, "agent_profile", None)
+    context = {
+        "policy": policy,
+        "source_request": source,
+        # Quoting again calls the agency's own insurer accounts: a cross-agency reader gets no button.
+        "may_renew": source is not None and profile is not None and profile.agency_id == policy.agency_id,
+    }
+    return render(request, "quotes/policy_detail.html", context)
+
+
+EXPORT_FORMATS = {
+    "csv": "text/csv; charset=utf-8",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+
+
+@login_required
+@require_GET
+def policy_export(request: HttpRequest) -> HttpResponse:
+    """The list as it is filtered (and searched) on the page, as CSV or an Excel workbook."""
+    kind = request.GET.get("format", "csv")
+    if kind not in EXPORT_FORMATS:
+        return HttpResponseBadRequest("Geçersiz dosya biçimi (format): csv veya xlsx olmalıdır.")
+    form, search, policies = _filtered_policies(request)
+    if search.expired:
+        # Exporting everything instead of what the agent searched would be a quiet surprise.
+        return HttpResponseBadRequest("Aramanın süresi doldu; lütfen yeniden arayıp dışarı aktarın.")
+    if form.errors:
+        return HttpResponseBadRequest(
+            "Geçersiz filtre: " + "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        )
+    disposition = f'attachment; filename="{export_filename(kind)}"'
+    if kind == "csv":
+        response = StreamingHttpResponse(
+            policy_export_csv(policies.iterator(chunk_size=500)), content_type=EXPORT_FORMATS[kind]
+        )
+    else:
+        response = HttpResponse(
+            policy_export_xlsx(policies.iterator(chunk_size=500)), content_type=EXPORT_FORMATS[kind]
+        )
+    response["Content-Disposition"] = disposition
+    # A customer list: not for a shared cache or the browser's disk cache.
+    response["Cache-Control"] = "private, no-store"
+    return response

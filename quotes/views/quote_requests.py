@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -22,6 +23,7 @@ from quotes.services.quote_requests import (
     quote_request_create,
 )
 from quotes.views.common import fragment_login_required, page_of, search_recall, search_redirect
+from quotes.views.policies import list_query
 
 # --- quote requests ---------------------------------------------------------------------------
 
@@ -77,7 +79,10 @@ def _results_context(quote_request: QuoteRequest, user: Any) -> dict[str, Any]:
 @require_GET
 def quote_request_detail(request: HttpRequest, public_id: UUID) -> HttpResponse:
     quote_request = _quote_request_or_404(request, public_id)
-    return render(request, "quotes/quote_request_detail.html", _results_context(quote_request, request.user))
+    context = _results_context(quote_request, request.user)
+    # A warning, not a block: the agent may be quoting a transfer, or the other policy is ending.
+    context["policy_in_force"] = selectors.trafik_policy_in_force_for(quote_request=quote_request)
+    return render(request, "quotes/quote_request_detail.html", context)
 
 
 @fragment_login_required
@@ -92,8 +97,37 @@ def quote_request_results(request: HttpRequest, public_id: UUID) -> HttpResponse
 @require_GET
 def quote_request_list(request: HttpRequest) -> HttpResponse:
     search = search_recall(request)
-    requests = selectors.quote_request_list(user=request.user, search=search.term)
-    return render(request, "quotes/quote_request_list.html", {"page": page_of(request, requests), "search": search})
+    form = QuoteRequestFilterForm(request.GET)
+    requests = selectors.quote_request_list(user=request.user, search=search.term, filters=form.request_filter())
+    context = {
+        "page": page_of(request, requests),
+        "search": search,
+        "filter_form": form,
+        "list_query": list_query(request, form, search),
+        "filtered": any(request.GET.get(name) for name in form.fields),
+        "outcome_labels": selectors.OUTCOME_LABELS,
+    }
+    return render(request, "quotes/quote_request_list.html", context)
+
+
+class QuoteRequestFilterForm(forms.Form):
+    """The request list's filters, read from the query string: nothing in them names a person."""
+
+    urun = forms.ChoiceField(label="Ürün", required=False, choices=[("", "Tümü"), *PRODUCTS])
+    tarih_min = forms.DateField(label="Tarih (ilk)", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    tarih_max = forms.DateField(label="Tarih (son)", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    sonuc = forms.ChoiceField(label="Sonuç", required=False, choices=[("", "Tümü"), *selectors.OUTCOME_LABELS.items()])
+
+    def request_filter(self) -> selectors.QuoteRequestFilter:
+        """The valid fields as a filter; a bad one is shown as an error on the form and ignored."""
+        self.is_valid()
+        data = getattr(self, "cleaned_data", {})
+        return selectors.QuoteRequestFilter(
+            product=data.get("urun", ""),
+            created_from=data.get("tarih_min"),
+            created_to=data.get("tarih_max"),
+            outcome=data.get("sonuc", ""),
+        )
 
 
 @login_required

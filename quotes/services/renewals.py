@@ -1,0 +1,46 @@
+"""Renewals (yenileme): quoting a policy's risk again at every insurer before it ends.
+
+Most of an agency's income is renewals, so the desk lists the policies ending soon and asks
+every insurer again in one click, from the input of the request the policy was issued from.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from quotes import selectors
+from quotes.models import QuoteRequest
+from quotes.services.quote_requests import quote_request_create
+
+NO_SOURCE_MESSAGE = (
+    "Bu poliçe platform dışından aktarıldı; yeniden teklif için gereken bilgiler (ruhsat, araç, adres) "
+    "kayıtlı değil. Lütfen yeni teklif formunu kullanın."
+)
+
+
+class RenewalNotPossible(Exception):
+    """The policy cannot be quoted again from what the platform knows; the text is for the agent."""
+
+
+def renewal_quote_create(*, user: AbstractBaseUser, policy_id: int) -> QuoteRequest:
+    """A new quote request for the same product and risk as the policy, at every insurer.
+
+    The risk is the input of the request the policy was issued from; a policy imported from
+    CSV has none, and is refused with RenewalNotPossible. The new request is the same
+    customer's. Only the policy's own agency may ask (its insurer accounts are called);
+    another agency's id raises Policy.DoesNotExist, as an unknown one does. The input is
+    checked again (InputInvalid), since the rules may have changed in a year.
+    """
+    policy = selectors.policy_to_renew_get(user=user, pk=policy_id)
+    source = policy.issuance.quote_request if policy.issuance_id else None
+    if source is None:
+        raise RenewalNotPossible(NO_SOURCE_MESSAGE)
+    customer_id = policy.customer_id or source.customer_id
+    # One transaction: the calls start on commit, by which time the request names its customer.
+    with transaction.atomic():
+        quote_request = quote_request_create(user=user, product=policy.product, data=dict(source.input_data))
+        if customer_id is not None:
+            QuoteRequest.objects.filter(pk=quote_request.pk).update(customer_id=customer_id)
+            quote_request.customer_id = customer_id
+    return quote_request

@@ -1,0 +1,73 @@
+"""Policies for the desk tests: issued from a stored request, or imported (no request behind them)."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+
+from integrations.models import InsurerAccount
+from quotes.models import InsurerQuote, Policy, QuoteRequest
+from quotes.services import quote_requests
+from quotes.services.issuance import issuance_start
+from tests import samples
+
+
+def imported_policy(agency_code: str, insurer_code: str, policy_no: str, **fields: Any) -> Policy:
+    """A policy as the CSV import stores it: no issuance, so no request to quote again from."""
+    account = InsurerAccount.objects.select_related("agency", "insurer").get(
+        agency__code=agency_code, insurer__code=insurer_code
+    )
+    values = {"product": "trafik", "plate": "34ABC123", "owner_id": "10000000146", "premium": Decimal("1000.00")}
+    values.update(fields)
+    return Policy.objects.create(
+        agency=account.agency, insurer=account.insurer, account=account, policy_no=policy_no, **values
+    )
+
+
+def issued_policy(
+    user: AbstractBaseUser,
+    policy_no: str,
+    *,
+    product: str = "trafik",
+    data: dict | None = None,
+    insurer_code: str = "anka",
+    starts_on: date | None = None,
+    ends_on: date | None = None,
+    **fields: Any,
+) -> Policy:
+    """A request, one insurer's quote, its issuance and the policy it produced (no insurer called)."""
+    request = quote_requests.quote_request_create(
+        user=user, product=product, data=data or (samples.TRAFIK if product == "trafik" else samples.KASKO)
+    )
+    row = request.insurer_quotes.get(insurer__code=insurer_code)
+    InsurerQuote.objects.filter(pk=row.pk).update(
+        state="SUCCEEDED",
+        premium=Decimal("4312.50"),
+        currency="TRY",
+        quote_no=f"{insurer_code.upper()}-Q-{policy_no}",
+        valid_until=timezone.now() + timezone.timedelta(minutes=15),
+        finished_at=timezone.now(),
+    )
+    issuance = issuance_start(user=user, insurer_quote_id=row.pk, payment_token=samples.PAYMENT_TOKEN)
+    return Policy.objects.create(
+        agency=request.agency,
+        insurer=row.insurer,
+        account=row.account,
+        product=product,
+        policy_no=policy_no,
+        issuance=issuance,
+        plate=request.plate,
+        owner_id=request.owner_id,
+        premium=Decimal("4312.50"),
+        starts_on=starts_on,
+        ends_on=ends_on,
+        **fields,
+    )
+
+
+def source_request(policy: Policy) -> QuoteRequest:
+    return policy.issuance.quote_request
