@@ -3,10 +3,20 @@
 Incoming envelopes are parsed with ``defusedxml`` (DTDs refused). Answers are built as text so
 the namespaces look exactly like the contract's example: ``b:`` prefix on the response element,
 children in ``urn:bogazici`` through a default ``xmlns``.
+
+Quote answers list coverages and payment plans (CONTRACTS.md, last section). The contract names
+``<Teminatlar><Teminat>`` with ``<Kod>``, ``<Ad>``, ``<Limit>`` (empty ``<Limit/>``: unlimited or not
+applicable) and ``<Taksitler><Taksit>``; the children of a ``<Taksit>`` are this sandbox's choice,
+in Boğaziçi's words:
+
+    <Taksitler><Taksit><Sayi>3</Sayi><Toplam>4441.88</Toplam></Taksit>...</Taksitler>
+
+``Sayi`` is how many parts, ``Toplam`` the whole premium paid in that many parts (TRY).
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
@@ -15,8 +25,9 @@ from xml.sax.saxutils import escape
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
+from . import domain
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
-from .domain import InvalidField, Refusal, iso_utc, money, validate
+from .domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money, validate
 from .insurer import Call, Insurer, Request, Response, ceil_seconds, gateway_page
 
 SOAP_NS = "http://schemas.xmlsoap.org/soap/envelope/"
@@ -32,6 +43,7 @@ ISLEM: dict[str, str] = {
     "Policelestir": "issue_policy",
     "PoliceSorgu": "policy_status",
     "TeklifPoliceSorgu": "issue_lookup",
+    "PoliceBasim": "policy_document",
 }
 ELEMENTS: dict[str, str] = {
     "Plaka": "plate",
@@ -62,6 +74,7 @@ MESSAGES: dict[str, str] = {
     "BS-310": "Risk kabul edilmedi",
     "BS-320": "Teklif süresi doldu",
     "BS-404": "Kayıt bulunamadı",
+    "BS-405": "Basım hazır değil",
     "BS-900": "Sistem yoğun",
     "BS-901": "Kota aşıldı",
     "BS-902": "Arka sistem zaman aşımı",
@@ -75,7 +88,30 @@ REFUSAL_CODES = {
     Refusal.PAYMENT_DECLINED: "BS-310",
 }
 STATUS_WORDS = {"ACTIVE": "YURURLUKTE", "CANCELLED": "IPTAL", "EXPIRED": "SURESI_DOLDU"}
-COVERAGES = ["CARPISMA", "HIRSIZLIK", "YANGIN", "SEL", "CAM"]
+# Platform cover -> Boğaziçi's code and name (the platform maps the codes back:
+# integrations.coverages.COMMON_ALIASES).
+COVERAGES: dict[str, tuple[str, str]] = {
+    "bodily_injury": ("SAKATLANMA_OLUM", "Sakatlanma ve Ölüm (kişi başı)"),
+    "medical": ("TEDAVI", "Tedavi Masrafları (kişi başı)"),
+    "property_damage": ("MADDI_HASAR", "Maddi Hasar (araç başı)"),
+    "collision": ("CARPISMA", "Çarpışma"),
+    "theft": ("HIRSIZLIK", "Hırsızlık"),
+    "fire": ("YANGIN", "Yangın"),
+    "flood": ("SEL", "Sel ve Su Baskını"),
+    "glass": ("CAM", "Cam Kırılması"),
+    "earthquake": ("DEPREM", "Deprem"),
+}
+# Fault kinds that change how a served answer is written (the call is served in full):
+# - coverages_bare: the older coverage form, <Teminat>CARPISMA</Teminat>, without Kod/Ad/Limit;
+# - coverage_malformed: two unreadable <Teminat> entries (no Kod; a Limit that is no amount) are
+#   added to the good ones;
+# - document_not_base64 / document_not_pdf: PoliceBasim succeeds with a PdfIcerik that is not
+#   base64, or is base64 of something that is not a PDF.
+ANSWER_VARIANTS = frozenset({"coverages_bare", "coverage_malformed", "document_not_base64", "document_not_pdf"})
+MALFORMED_COVERAGES = (
+    "<Teminat><Kod/><Ad>Adı var kodu yok</Ad><Limit>1000.00</Limit></Teminat>"
+    "<Teminat><Kod>ASISTANS</Kod><Ad>Asistans</Ad><Limit>sınırsız</Limit></Teminat>"
+)
 _INTEGER_RE = re.compile(r"-?[0-9]{1,9}")
 
 
@@ -135,13 +171,44 @@ def _text(parent: Element | None, name: str) -> str | None:
     return found.text.strip() if found is not None and found.text is not None else None
 
 
+def _policy_elements(policy: Any) -> list[tuple[str, Any]]:
+    """PoliceNo, Durum and the policy period (dates in Türkiye's calendar, no time)."""
+    elements: list[tuple[str, Any]] = [("PoliceNo", policy.policy_no), ("Durum", STATUS_WORDS[policy.status])]
+    if policy.starts_on is not None and policy.ends_on is not None:
+        elements += [("BaslangicTarihi", policy.starts_on.isoformat()), ("BitisTarihi", policy.ends_on.isoformat())]
+    return elements
+
+
+def _coverages_xml(covers: list[tuple[str, Any]], variant: str | None) -> str:
+    if variant == "coverages_bare":
+        return "<Teminatlar>" + "".join(element("Teminat", COVERAGES[code][0]) for code, _ in covers) + "</Teminatlar>"
+    items = []
+    for code, limit in covers:
+        wire_code, name = COVERAGES[code]
+        limit_xml = "<Limit/>" if limit is None else element("Limit", money(limit))
+        items.append(f"<Teminat>{element('Kod', wire_code)}{element('Ad', name)}{limit_xml}</Teminat>")
+    if variant == "coverage_malformed":
+        items.append(MALFORMED_COVERAGES)
+    return "<Teminatlar>" + "".join(items) + "</Teminatlar>"
+
+
+def _installments_xml(plans: list[tuple[int, Any]]) -> str:
+    items = "".join(
+        f"<Taksit>{element('Sayi', count)}{element('Toplam', money(total))}</Taksit>" for count, total in plans
+    )
+    return f"<Taksitler>{items}</Taksitler>"
+
+
 class Bogazici(Insurer):
     code = "bogazici"
     prefix = "BG"
+    document_name = "Boğaziçi Sigorta"  # printed on the policy PDFs
     content_type = CONTENT_TYPE
     operations = (*BUSINESS_OPERATIONS, "issue_lookup")
-    extra_fault_kinds = frozenset({"soap_fault", "xml_bomb"})
+    extra_fault_kinds = frozenset({"soap_fault", "xml_bomb", *ANSWER_VARIANTS})
     throttle_codes = frozenset({"BS-901"})
+    # Besides the BS-901 quota, the code that carries <TekrarDenemeSn>: "print not ready yet".
+    wait_codes = frozenset({"BS-405"})
     garbage_body = success(
         "TrafikTeklif", [("TeklifNo", "BG-T-000001"), ("BrutPrim", "4312.50"), ("ParaBirimi", "TRY")]
     ).body
@@ -197,7 +264,8 @@ class Bogazici(Insurer):
 
     # --- operations ---------------------------------------------------------------------------------
 
-    def _quote(self, call: Call) -> tuple[list[tuple[str, Any]], Any]:
+    def _quote(self, call: Call) -> tuple[list[tuple[str, Any]], str, Any]:
+        """The common quote elements, and the coverages and payment plans every quote lists."""
         quote = self.ledger.create_quote(
             call.operation, call.fields, agency=self.agency(call), ttl_seconds=self.state.config["quote_ttl_seconds"]
         )
@@ -207,16 +275,19 @@ class Bogazici(Insurer):
             ("ParaBirimi", "TRY"),
             ("GecerlilikTarihi", iso_utc(quote.valid_until)),
         ]
-        return elements, quote
+        covers = domain.coverages(call.operation, quote.premium, quote.sum_insured)
+        extras = _coverages_xml(covers, call.context.get("variant")) + _installments_xml(
+            domain.installments(quote.premium)
+        )
+        return elements, extras, quote
 
     def op_trafik_quote(self, call: Call) -> Response:
-        elements, _ = self._quote(call)
-        return success(call.context["islem"], elements)
+        elements, extras, _ = self._quote(call)
+        return success(call.context["islem"], elements, extras)
 
     def op_kasko_quote(self, call: Call) -> Response:
-        elements, _ = self._quote(call)
-        coverages = "<Teminatlar>" + "".join(element("Teminat", name) for name in COVERAGES) + "</Teminatlar>"
-        return success(call.context["islem"], elements, coverages)
+        elements, extras, _ = self._quote(call)
+        return success(call.context["islem"], elements, extras)
 
     def op_dask_address(self, call: Call) -> Response:
         address = self.ledger.address(call.fields)
@@ -224,26 +295,47 @@ class Bogazici(Insurer):
         return success(call.context["islem"], elements)
 
     def op_dask_quote(self, call: Call) -> Response:
-        elements, quote = self._quote(call)
-        return success(call.context["islem"], [*elements, ("SigortaBedeli", money(quote.sum_insured))])
+        elements, extras, quote = self._quote(call)
+        return success(call.context["islem"], [*elements, ("SigortaBedeli", money(quote.sum_insured))], extras)
 
     def op_issue_policy(self, call: Call) -> Response:
         """Every successful Policelestir is a new policy: Boğaziçi has no deduplication."""
         policy = self.ledger.issue(call.fields, agency=self.agency(call))
         call.issued_policy_no = policy.policy_no
-        return success(call.context["islem"], [("PoliceNo", policy.policy_no), ("Durum", STATUS_WORDS[policy.status])])
+        return success(call.context["islem"], _policy_elements(policy))
 
     def op_policy_status(self, call: Call) -> Response:
         policy = self.ledger.policy(
             call.fields, agency=self.agency(call), known_only=self.state.config["known_policies_only"]
         )
-        return success(call.context["islem"], [("PoliceNo", policy.policy_no), ("Durum", STATUS_WORDS[policy.status])])
+        return success(call.context["islem"], _policy_elements(policy))
 
     def op_issue_lookup(self, call: Call) -> Response:
         """TeklifPoliceSorgu: the latest policy of a quote, BS-404 if it was never issued."""
         validate(call.fields, ("quote_no",))
         policy = self.ledger.latest_policy_for_quote(call.fields["quote_no"], agency=self.agency(call))
-        return success(call.context["islem"], [("PoliceNo", policy.policy_no), ("Durum", STATUS_WORDS[policy.status])])
+        return success(call.context["islem"], _policy_elements(policy))
+
+    def op_policy_document(self, call: Call) -> Response:
+        """PoliceBasim: the PDF, base64 in <PdfIcerik>; BS-405 with <TekrarDenemeSn> while it is printed."""
+        islem = call.context["islem"]
+        try:
+            pdf = self.ledger.document(
+                call.fields,
+                agency=self.agency(call),
+                known_only=self.state.config["known_policies_only"],
+                insurer_name=self.document_name,
+            )
+        except DocumentNotReady as not_ready:
+            wait = element("TekrarDenemeSn", max(1, ceil_seconds(not_ready.seconds)))
+            return failure(islem, "BS-405", MESSAGES["BS-405"], wait)
+        variant = call.context.get("variant")
+        if variant == "document_not_pdf":
+            pdf = b"<html><body>Basim servisi bakimda</body></html>"
+        content = base64.b64encode(pdf).decode("ascii")
+        if variant == "document_not_base64":
+            content = content[:40] + "*?!" + content[40:]
+        return success(islem, [("PoliceNo", call.fields["policy_no"]), ("PdfIcerik", content)])
 
     def op_unknown(self, call: Call) -> Response:  # unreachable: unknown actions are faults at authentication
         return soap_fault("soap:Client", "Bilinmeyen işlem")
@@ -271,9 +363,16 @@ class Bogazici(Insurer):
     def render_error(self, call: Call, code: str, rule: FaultRule) -> Response:
         if code in self.throttle_codes:
             return self.render_throttle(call, rule.wait(1.0), from_bucket=False)
-        return failure(call.context["islem"], code, rule.reason or MESSAGES.get(code, "Tanımlanmamış hata"))
+        extra = ""
+        if code in self.wait_codes:
+            wait = rule.wait(1.0)  # as for BS-901: wait_seconds sets it, null leaves it out
+            extra = "" if wait is None else element("TekrarDenemeSn", ceil_seconds(wait))
+        return failure(call.context["islem"], code, rule.reason or MESSAGES.get(code, "Tanımlanmamış hata"), extra)
 
     def apply_extra_fault(self, rule: FaultRule, call: Call) -> Response:
+        if rule.fault in ANSWER_VARIANTS:
+            call.context["variant"] = rule.fault  # read by the handlers it concerns; the rest ignore it
+            return self.handle(call)
         if rule.fault == "xml_bomb":
             return Response(rule.http_status or 200, XML_BOMB, CONTENT_TYPE)
         faultcode = rule.code or "soap:Server"

@@ -7,11 +7,17 @@ re-send the engine asks `TeklifPoliceSorgu` (by quote number) whether the quote 
 
 Answers are parsed with defusedxml by namespace: a DTD or an entity in an answer is refused
 unread (never expanded), and the `b:` prefix the insurer happens to use means nothing.
+
+The policy PDF (`PoliceBasim`) comes base64 inside the envelope; "not printed yet" is `BS-405`,
+a wait Boğaziçi asks for (`<TekrarDenemeSn>`, read like the BS-901 quota's), never a failure.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import io
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -21,15 +27,18 @@ from xml.sax.saxutils import escape
 import defusedxml.ElementTree as safe_xml
 from defusedxml import DefusedXmlException
 
-from integrations.adapters.base import InsurerAdapter, parse_money, parse_utc, status_refusal
+from integrations.adapters.base import InsurerAdapter, parse_money, parse_policy_date, parse_utc, status_refusal
 from integrations.adapters.registry import register
-from integrations.channel import Call, Reply
+from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
 from integrations.classification import classify
-from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.coverages import coverage_entry, installment_entry
+from integrations.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorClass, ErrorKind, Reason, Refusal, WaitHint
 from integrations.waits import parse_delay_seconds
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 SERVICE_PATH = "/ws/AcenteService.asmx"
 SOAP_NS = "http://schemas.xmlsoap.org/soap/envelope/"
@@ -43,6 +52,8 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "BS-310": ErrorKind.BUSINESS_REJECT,
     "BS-320": ErrorKind.EXPIRED,
     "BS-404": ErrorKind.NOT_FOUND,
+    # "Basım hazır değil": the policy exists, its PDF is still being printed.
+    "BS-405": ErrorKind.NOT_READY,
     "BS-900": ErrorKind.UNAVAILABLE,
     "BS-901": ErrorKind.THROTTLED,
     "BS-902": ErrorKind.TIMEOUT,
@@ -93,6 +104,10 @@ DASK_ELEMENTS = (
 ISSUE_ELEMENTS = (("TeklifNo", "quote_no"), ("OdemeToken", "payment_token"))
 LOOKUP_ELEMENTS = (("TeklifNo", "quote_no"),)
 STATUS_ELEMENTS = (("PoliceNo", "policy_no"),)
+DOCUMENT_ELEMENTS = (("PoliceNo", "policy_no"),)
+
+# HataKodu values whose answer may say how long to wait in <TekrarDenemeSn>.
+WAIT_CODES = frozenset({"BS-901", "BS-405"})
 
 # Which platform field a BS-100 message's element name points at.
 ELEMENT_FIELDS: dict[str, str] = dict(KASKO_ELEMENTS + DASK_ELEMENTS + ISSUE_ELEMENTS + STATUS_ELEMENTS)
@@ -199,7 +214,8 @@ def _fault_refusal(fault: Element, reply: Reply) -> Refusal:
     return Refusal(code, message, kind=kind)
 
 
-def _throttle_wait(result: Element) -> WaitHint | None:
+def _signalled_wait(result: Element) -> WaitHint | None:
+    """`<TekrarDenemeSn>`: the wait BS-901 (quota) and BS-405 (print not ready) may name."""
     seconds = parse_delay_seconds(_child_text(result, "TekrarDenemeSn"))
     return None if seconds is None else WaitHint(seconds, "TekrarDenemeSn")
 
@@ -211,6 +227,45 @@ def _field_named_in(message: str, elements: Sequence[tuple[str, str]]) -> str | 
         if re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", message):
             return ELEMENT_FIELDS.get(name, name)
     return None
+
+
+def _coverage(item: Element) -> dict[str, Any]:
+    """One `<Teminat>`: `<Kod>`, `<Ad>`, `<Limit>` (empty: unlimited), or an older answer's bare code."""
+    if len(item) == 0:
+        return coverage_entry((item.text or "").strip())
+    return coverage_entry(_child_text(item, "Kod"), _child_text(item, "Ad"), _child_text(item, "Limit") or None)
+
+
+def _coverages(parent: Element) -> list[dict[str, Any]]:
+    """The quote's covers in the platform's shape. An unreadable entry is left out (and logged):
+    it is one line of the comparison, not a reason to lose the price the insurer gave."""
+    entries = []
+    for position, item in enumerate(parent.findall(_q("Teminat")), start=1):
+        try:
+            entries.append(_coverage(item))
+        except (ValueError, ArithmeticError) as exc:  # decimal.InvalidOperation is an ArithmeticError
+            logger.warning("bogazici: Teminat #%d skipped, unreadable: %s", position, exc)
+    return entries
+
+
+def _installments(parent: Element) -> list[dict[str, Any]]:
+    """`<Taksit><Sayi>` parts, `<Toplam>` the whole premium paid so; unreadable plans left out, logged."""
+    plans = []
+    for position, item in enumerate(parent.findall(_q("Taksit")), start=1):
+        try:
+            plans.append(installment_entry(_child_text(item, "Sayi"), _child_text(item, "Toplam")))
+        except (ValueError, ArithmeticError) as exc:
+            logger.warning("bogazici: Taksit #%d skipped, unreadable: %s", position, exc)
+    return plans
+
+
+def _pdf_bytes(encoded: str) -> bytes:
+    """`<PdfIcerik>` decoded strictly: XML may wrap base64 in lines, nothing else is forgiven."""
+    compact = "".join(encoded.split())
+    try:
+        return base64.b64decode(compact, validate=True)
+    except binascii.Error as exc:
+        raise ValueError(f"PdfIcerik is not base64: {exc}") from None
 
 
 @register
@@ -234,6 +289,7 @@ class BogaziciAdapter(InsurerAdapter):
         *,
         name: str = "main",
         on_refusal: Callable[[Refusal], T] | None = None,
+        max_bytes: int = MAX_RESPONSE_BYTES,
     ) -> T:
         """Send one `<Islem>` and hand its successful `<IslemSonuc>` to `read`.
 
@@ -251,6 +307,7 @@ class BogaziciAdapter(InsurerAdapter):
             body=body,
             headers={"Content-Type": "text/xml; charset=utf-8", "SOAPAction": f'"urn:bogazici:{operation}"'},
             name=name,
+            max_bytes=max_bytes,
         )
 
         def read_reply(reply: Reply) -> T:
@@ -293,7 +350,7 @@ class BogaziciAdapter(InsurerAdapter):
             field = _field_named_in(message, elements)
         elif code == "BS-110":
             field = _field_named_in(message, elements) or "owner_id"
-        wait = _throttle_wait(result) if code == "BS-901" else None
+        wait = _signalled_wait(result) if code in WAIT_CODES else None
         raise Refusal(code, AGENT_MESSAGES.get(code) or message, field=field, wait=wait)
 
     @staticmethod
@@ -301,7 +358,10 @@ class BogaziciAdapter(InsurerAdapter):
         details: dict[str, Any] = {}
         coverages = result.find(_q("Teminatlar"))
         if coverages is not None:
-            details["coverages"] = [(item.text or "").strip() for item in coverages if (item.text or "").strip()]
+            details["coverages"] = _coverages(coverages)
+        installments = result.find(_q("Taksitler"))
+        if installments is not None:
+            details["installments"] = _installments(installments)
         sum_insured = _child_text(result, "SigortaBedeli")
         if sum_insured:
             # Details are stored as JSON: the validated decimal string, like the premium on the wire.
@@ -319,7 +379,12 @@ class BogaziciAdapter(InsurerAdapter):
         status = _required(result, "Durum")
         if status not in POLICY_STATUSES:
             raise ValueError(f"unknown policy status {status!r}")
-        return Policy(policy_no=_required(result, "PoliceNo"), status=POLICY_STATUSES[status])
+        return Policy(
+            policy_no=_required(result, "PoliceNo"),
+            status=POLICY_STATUSES[status],
+            starts_on=parse_policy_date(_child_text(result, "BaslangicTarihi")),
+            ends_on=parse_policy_date(_child_text(result, "BitisTarihi")),
+        )
 
     @staticmethod
     def _address(result: Element) -> Address:
@@ -368,3 +433,19 @@ class BogaziciAdapter(InsurerAdapter):
 
     def policy_status(self, data: Mapping[str, Any]) -> Policy:
         return self._exchange("PoliceSorgu", STATUS_ELEMENTS, data, self._policy)
+
+    def policy_document(self, data: Mapping[str, Any]) -> Document:
+        """`PoliceBasim`: the PDF base64 in `<PdfIcerik>` (up to 5 MiB, so a larger answer is allowed).
+
+        Anything but a PDF is an unreadable answer (unknown), never a document; BS-405 is NOT_READY
+        with Boğaziçi's `<TekrarDenemeSn>` as the wait.
+        """
+        asked = data.get("policy_no")
+
+        def read(result: Element) -> Document:
+            policy_no = _child_text(result, "PoliceNo") or asked
+            if asked and policy_no != asked:
+                raise ValueError(f"answer is the document of policy {policy_no!r}, not of {asked!r}"[:200])
+            return Document(policy_no=policy_no, content=_pdf_bytes(_required(result, "PdfIcerik")))
+
+        return self._exchange("PoliceBasim", DOCUMENT_ELEMENTS, data, read, max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)

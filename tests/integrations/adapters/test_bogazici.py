@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC
+from datetime import UTC, date
 from decimal import Decimal
 from typing import Any
 
@@ -15,9 +17,11 @@ from integrations.adapters.bogazici import BS_NS, SOAP_NS, soap_envelope
 from integrations.engine import Outcome
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.policies import clear_policy_cache
-from integrations.results import PolicyStatus
+from integrations.results import Document, PolicyStatus
 from integrations.services.calls import insurer_operation_run
 from integrations.taxonomy import ErrorClass, ErrorKind
+from sandbox.bogazici import Bogazici
+from sandbox.domain import policy_pdf
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +65,20 @@ def fast_issuance(db: None) -> Iterator[None]:
     clear_policy_cache()
 
 
+@pytest.fixture
+def one_try_documents(db: None) -> Iterator[None]:
+    """policy_document with a single try for failures: only a wait the insurer asked for may repeat it."""
+    insurer, _ = Insurer.objects.get_or_create(code=CODE, defaults={"name": "Boğaziçi Sigorta", "base_url": "http://x"})
+    OperationPolicy.objects.update_or_create(
+        insurer=insurer,
+        operation="policy_document",
+        defaults={"max_attempts": 1, "base_delay": 0.1, "max_delay": 0.5, "deadline": 20.0, "attempt_timeout": 5.0},
+    )
+    clear_policy_cache()
+    yield
+    clear_policy_cache()
+
+
 def _quote_no(run: Callable[..., Outcome]) -> str:
     outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok, outcome.to_json()
@@ -89,12 +107,16 @@ def test_trafik_quote_is_normalised(run: Callable[..., Outcome]) -> None:
 
 
 def test_kasko_quote_keeps_coverages(run: Callable[..., Outcome]) -> None:
-    """KaskoTeklif's Teminatlar/Teminat list is kept in the quote details."""
+    """KaskoTeklif's Teminat entries (Kod/Ad/Limit) become platform coverages; an empty Limit is None."""
     outcome = run("kasko_quote", samples.KASKO)
     assert outcome.ok, outcome.to_json()
     assert outcome.result.quote_no.startswith("BG-K-")
     assert isinstance(outcome.result.premium, Decimal)
-    assert outcome.result.details["coverages"] == ["CARPISMA", "HIRSIZLIK", "YANGIN", "SEL", "CAM"]
+    coverages = outcome.result.details["coverages"]
+    assert [entry["code"] for entry in coverages] == ["collision", "theft", "fire", "flood", "glass"]
+    assert coverages[0]["name"] == "Çarpışma"
+    assert Decimal(coverages[0]["limit"]) > outcome.result.premium
+    assert coverages[-1]["limit"] is None
 
 
 def test_dask_address_then_quote(run: Callable[..., Outcome]) -> None:
@@ -121,6 +143,190 @@ def test_issue_policy_and_status(run: Callable[..., Outcome], bogazici: Any) -> 
     status = run("policy_status", {"policy_no": issued.result.policy_no})
     assert status.ok and status.result.policy_no == issued.result.policy_no
     assert status.result.status is PolicyStatus.ACTIVE
+
+
+def test_issue_status_and_lookup_carry_the_policy_period(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """BaslangicTarihi/BitisTarihi become starts_on/ends_on on issuance, status and the lookup alike."""
+    quote_no = _quote_no(run)
+    issued = _issue(run, quote_no)
+    assert issued.ok, issued.to_json()
+    policy = bogazici.state.ledger.policies[issued.result.policy_no]
+    period = (policy.starts_on, policy.ends_on)
+    assert all(isinstance(day, date) for day in period)
+    assert (issued.result.starts_on, issued.result.ends_on) == period
+    status = run("policy_status", {"policy_no": issued.result.policy_no})
+    assert (status.result.starts_on, status.result.ends_on) == period
+    found = _issue(run, quote_no, resume_issuance=True)
+    assert found.result == issued.result
+    assert bogazici.state.counts()["received"]["issue_lookup"] == 1
+    assert issued.to_json()["result"]["starts_on"] == policy.starts_on.isoformat()
+
+
+def test_seeded_policy_period_is_read(run: Callable[..., Outcome], bogazici: Any) -> None:
+    bogazici.state.seed_policies(
+        [{"policy_no": "BG-P-SEED-9", "status": "ACTIVE", "starts_on": "2026-02-28", "ends_on": "2027-02-28"}]
+    )
+    outcome = run("policy_status", {"policy_no": "BG-P-SEED-9"})
+    assert (outcome.result.starts_on, outcome.result.ends_on) == (date(2026, 2, 28), date(2027, 2, 28))
+
+
+# --- the policy document (PoliceBasim) ------------------------------------------------------------------
+
+
+def test_policy_document_is_the_policy_pdf(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """PoliceBasim's PdfIcerik decodes to exactly the PDF Boğaziçi printed for this policy."""
+    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    outcome = run("policy_document", {"policy_no": policy_no})
+    assert outcome.ok and outcome.attempts == 1, outcome.to_json()
+    document = outcome.result
+    assert isinstance(document, Document) and document.policy_no == policy_no
+    policy = bogazici.state.ledger.policies[policy_no]
+    expected = policy_pdf(Bogazici.document_name, policy_no, policy.starts_on, policy.ends_on)
+    assert document.sha256 == hashlib.sha256(expected).hexdigest()
+    assert outcome.to_json()["result"] == {
+        "policy_no": policy_no,
+        "content_type": "application/pdf",
+        "bytes": len(expected),
+        "sha256": hashlib.sha256(expected).hexdigest(),
+    }
+    assert Attempt.objects.get(operation="policy_document").ok
+
+
+def test_document_not_ready_waits_tekrardenemesn_and_is_no_failure(
+    run: Callable[..., Outcome], bogazici: Any, recording_sleep: Any, one_try_documents: None
+) -> None:
+    """BS-405 is NOT_READY: the engine waits TekrarDenemeSn and asks again, even with a single try for
+    failures, and the BS-405 attempt is logged as a wait, not a failure."""
+    bogazici.state.configure(document_delay_seconds=0.8)
+    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    outcome = run("policy_document", {"policy_no": policy_no})
+    assert outcome.ok and outcome.attempts == 2, outcome.to_json()
+    assert recording_sleep.waits[-1] >= 1.0
+    rows = list(Attempt.objects.filter(operation="policy_document").order_by("started_at", "id"))
+    assert [(row.ok, row.provider_code, row.error_kind) for row in rows] == [
+        (False, "BS-405", "not_ready"),
+        (True, "", ""),
+    ]
+    assert rows[0].error_class == "retryable" and not rows[0].ambiguous
+    assert rows[0].wait_reason == "signal:TekrarDenemeSn" and rows[0].wait_seconds >= 1.0
+    assert bogazici.state.counts()["received"]["policy_document"] == 2
+
+
+def test_document_not_ready_without_tekrardenemesn_backs_off(
+    run: Callable[..., Outcome], bogazici: Any, one_try_documents: None
+) -> None:
+    """A BS-405 that names no wait: our own backoff, still a wait and not a used-up try."""
+    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    bogazici.state.add_faults(
+        [{"operation": "policy_document", "fault": "error", "code": "BS-405", "wait_seconds": None}]
+    )
+    outcome = run("policy_document", {"policy_no": policy_no})
+    assert outcome.ok and outcome.attempts == 2, outcome.to_json()
+    first = Attempt.objects.filter(operation="policy_document").order_by("started_at", "id").first()
+    assert (first.error_kind, first.wait_reason) == ("not_ready", "backoff:full-jitter")
+
+
+def test_document_of_an_unknown_policy_is_permanent_not_found(run: Callable[..., Outcome], bogazici: Any) -> None:
+    outcome = run("policy_document", {"policy_no": "BG-P-999999"})
+    assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (
+        ErrorClass.PERMANENT,
+        ErrorKind.NOT_FOUND,
+        "BS-404",
+    )
+    assert outcome.attempts == 1
+
+
+@pytest.mark.parametrize("fault", ["document_not_base64", "document_not_pdf"])
+def test_unreadable_document_is_unknown(run: Callable[..., Outcome], bogazici: Any, fault: str) -> None:
+    """Basarili=true with a PdfIcerik that is not base64, or not a PDF: an unreadable answer (unknown),
+    retried under the unknown cap, never a document."""
+    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    bogazici.state.add_faults([{"operation": "policy_document", "fault": fault, "times": 50}])
+    outcome = run("policy_document", {"policy_no": policy_no})
+    assert outcome.result is None
+    assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (
+        ErrorClass.UNKNOWN,
+        ErrorKind.UNCLASSIFIED,
+        "MALFORMED_RESPONSE",
+    )
+    assert outcome.attempts == 2
+    assert bogazici.state.counts()["received"]["policy_document"] == 2
+
+
+def test_document_throttle_waits_tekrardenemesn(
+    run: Callable[..., Outcome], bogazici: Any, recording_sleep: Any
+) -> None:
+    """BS-901 on PoliceBasim is the quota like anywhere else: wait the insurer's seconds, then the PDF."""
+    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    bogazici.state.add_faults([{"operation": "policy_document", "fault": "error", "code": "BS-901", "wait_seconds": 1}])
+    outcome = run("policy_document", {"policy_no": policy_no})
+    assert outcome.ok and outcome.attempts == 2, outcome.to_json()
+    assert recording_sleep.waits[-1] >= 1.0
+
+
+def test_trafik_quote_lists_the_legal_limits(run: Callable[..., Outcome]) -> None:
+    """Trafik answers carry the legal limits, under the platform's codes and Turkish names."""
+    outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result.details["coverages"] == [
+        {"code": "bodily_injury", "name": "Kişi başı sakatlanma ve ölüm", "limit": "2700000.00"},
+        {"code": "medical", "name": "Kişi başı tedavi masrafları", "limit": "2700000.00"},
+        {"code": "property_damage", "name": "Araç başı maddi hasar", "limit": "300000.00"},
+    ]
+
+
+def test_dask_quote_lists_the_earthquake_cover(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """DASK's one cover (DEPREM) is limited to the sum insured."""
+    building_id = run("dask_address", samples.DASK_ADDRESS).result.building_id
+    outcome = run("dask_quote", {**samples.DASK_RISK, **samples.DASK_ADDRESS, "building_id": building_id})
+    assert outcome.ok, outcome.to_json()
+    details = outcome.result.details
+    assert details["coverages"] == [
+        {"code": "earthquake", "name": "Deprem ve deprem kaynaklı yangın", "limit": details["sum_insured"]}
+    ]
+
+
+@pytest.mark.parametrize("operation", ["trafik_quote", "kasko_quote"])
+def test_quote_keeps_installments(run: Callable[..., Outcome], operation: str) -> None:
+    """Taksitler/Taksit (Sayi, Toplam) become installments; one part costs exactly the premium."""
+    outcome = run(operation, samples.TRAFIK if operation == "trafik_quote" else samples.KASKO)
+    assert outcome.ok, outcome.to_json()
+    installments = outcome.result.details["installments"]
+    assert [plan["count"] for plan in installments] == [1, 3, 6, 9]
+    assert installments[0]["total"] == str(outcome.result.premium)
+    assert Decimal(installments[-1]["total"]) > outcome.result.premium
+
+
+def test_older_bare_coverage_codes_are_read(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """An older answer's <Teminat>CARPISMA</Teminat> is still a coverage: our code and name, no limit."""
+    bogazici.state.add_faults([{"operation": "kasko_quote", "fault": "coverages_bare"}])
+    outcome = run("kasko_quote", samples.KASKO)
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result.details["coverages"] == [
+        {"code": "collision", "name": "Çarpışma", "limit": None},
+        {"code": "theft", "name": "Hırsızlık", "limit": None},
+        {"code": "fire", "name": "Yangın", "limit": None},
+        {"code": "flood", "name": "Sel ve su baskını", "limit": None},
+        {"code": "glass", "name": "Cam kırılması", "limit": None},
+    ]
+    assert bogazici.state.counts()["faults"] == {"kasko_quote": 1}
+
+
+def test_malformed_coverage_is_skipped_and_the_quote_kept(
+    run: Callable[..., Outcome], bogazici: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Teminat without a Kod, or with a Limit that is no amount, is left out (logged); the price stands."""
+    bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "coverage_malformed"}])
+    with caplog.at_level(logging.WARNING, logger="integrations.adapters.bogazici"):
+        outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.ok and outcome.attempts == 1, outcome.to_json()
+    assert [entry["code"] for entry in outcome.result.details["coverages"]] == [
+        "bodily_injury",
+        "medical",
+        "property_damage",
+    ]
+    skipped = [record for record in caplog.records if "Teminat" in record.getMessage()]
+    assert [record.levelno for record in skipped] == [logging.WARNING, logging.WARNING]
 
 
 @pytest.mark.parametrize(
