@@ -17,5 +17,6 @@ urlpatterns = [
     path("api/", include("quotes.api.urls")),
     path("", include("customers.urls")),
     path("", include("documents.urls")),
+    path("", include("notifications.urls")),
     path("", include("quotes.urls")),
 ]

@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "sync",
     "customers",
     "documents",
+    "notifications",
 ]
 
 MIDDLEWARE = [
@@ -90,6 +91,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "notifications.context.unread_count",
             ],
         },
     },
@@ -158,6 +160,21 @@ LANGUAGES = [("tr", "Türkçe")]
 TIME_ZONE = "Europe/Istanbul"
 USE_I18N = True
 USE_TZ = True
+
+# --- E-mail (notifications) ------------------------------------------------------------------
+# Console by default (the embedded demo prints mails); SMTP as soon as a host is configured.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "InsureHub <bildirim@insurehub.local>")
+# Where links in e-mails point (the desk's public address).
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
 
 STATIC_URL = "static/"
 # Site-wide assets that belong to no app (the favicon).

@@ -1,0 +1,14 @@
+from django.contrib import admin
+
+from notifications.models import Notification
+
+
+@admin.register(Notification)
+class NotificationAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "recipient", "agency", "kind", "title", "read_at", "emailed_at")
+    list_filter = ("kind", "agency")
+    search_fields = ("title", "recipient__username")
+    readonly_fields = [f.name for f in Notification._meta.fields]
+
+    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+        return False

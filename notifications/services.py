@@ -1,0 +1,171 @@
+"""Telling agents what finished while they were not watching: in the app, and by e-mail.
+
+An issuance that was still running when the agent left the page, a document the insurer
+produced later, a policy the nightly sync found cancelled: each becomes one notification per
+person, idempotent by event (`key`), so a retried task or a replayed record never repeats it.
+Mail is sent after the surrounding transaction commits, and a mail server that is down costs
+the e-mail only (logged), never the work that triggered it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+
+from agencies.models import AgentProfile
+from notifications.models import Notification
+
+logger = logging.getLogger(__name__)
+
+Kind = Notification.Kind
+
+
+def notify(
+    *,
+    recipients: Iterable[AbstractBaseUser],
+    agency_id: int,
+    kind: str,
+    key: str,
+    title: str,
+    body: str = "",
+    link: str = "",
+) -> list[Notification]:
+    """One notification per recipient for this event; those already notified are skipped."""
+    created = []
+    for user in {user.pk: user for user in recipients if user is not None and user.is_active}.values():
+        try:
+            with transaction.atomic():
+                notification = Notification.objects.create(
+                    recipient=user,
+                    agency_id=agency_id,
+                    kind=kind,
+                    key=key[:120],
+                    title=title[:200],
+                    body=body,
+                    link=link,
+                )
+        except IntegrityError:
+            continue  # this person already has it: the event was seen before
+        created.append(notification)
+        if user.email:
+            transaction.on_commit(lambda n=notification: _email(n.pk))
+    return created
+
+
+def _email(notification_id: int) -> None:
+    notification = Notification.objects.select_related("recipient").get(pk=notification_id)
+    link = f"\n\n{settings.SITE_URL.rstrip('/')}{notification.link}" if notification.link else ""
+    try:
+        send_mail(
+            subject=f"[InsureHub] {notification.title}",
+            message=f"{notification.body}{link}".strip(),
+            from_email=None,
+            recipient_list=[notification.recipient.email],
+        )
+    except Exception:
+        logger.exception("notification %s: e-mail to its recipient failed; kept in the app", notification_id)
+        return
+    Notification.objects.filter(pk=notification_id).update(emailed_at=timezone.now())
+
+
+def agency_people(agency_id: int) -> list[AbstractBaseUser]:
+    """Who hears about an agency's policy when nobody in particular asked for it: its admins,
+    else every active agent."""
+    profiles = AgentProfile.objects.filter(agency_id=agency_id, user__is_active=True).select_related("user")
+    admins = [profile.user for profile in profiles if profile.is_agency_admin]
+    return admins or [profile.user for profile in profiles]
+
+
+def unread_count(user: AbstractBaseUser) -> int:
+    return Notification.objects.filter(recipient=user, read_at__isnull=True).count()
+
+
+def notification_mark_read(*, user: AbstractBaseUser, pk: int | None = None) -> int:
+    """Mark one (or, without `pk`, all) of the user's own notifications read."""
+    unread = Notification.objects.filter(recipient=user, read_at__isnull=True)
+    if pk is not None:
+        unread = unread.filter(pk=pk)
+    return unread.update(read_at=timezone.now())
+
+
+# --- the events ------------------------------------------------------------------------------
+
+
+def notify_issuance_outcome(issuance: object) -> list[Notification]:
+    """The agent who asked for an issuance hears how it ended: issued, refused, or waiting for
+    a person (DEFERRED: the outcome is unknown and someone must look, never "failed")."""
+    from integrations.work import WorkState
+
+    state = issuance.state
+    quote = issuance.insurer_quote
+    insurer = quote.insurer.name
+    if state == WorkState.SUBMITTED and issuance.policy_no:
+        kind, title = Kind.ISSUANCE_DONE, f"{insurer} poliçesi düzenlendi: {issuance.policy_no}"
+        body = f"{insurer} teklifiniz {quote.quote_no} poliçeleşti. Poliçe no: {issuance.policy_no}."
+    elif state == WorkState.FAILED:
+        kind, title = Kind.ISSUANCE_REFUSED, f"{insurer} poliçeleştirmeyi reddetti"
+        body = f"Teklif {quote.quote_no}: {issuance.error_message or 'şirket reddetti'}."
+    elif state == WorkState.DEFERRED:
+        kind, title = Kind.ISSUANCE_WAITING, f"{insurer} poliçeleştirmesi sizi bekliyor"
+        body = (
+            f"Teklif {quote.quote_no} için sonuç bilinmiyor; poliçe oluşmuş olabilir. "
+            "Yeniden göndermeden önce şirketten durumu teyit edin."
+        )
+    else:
+        return []
+    return notify(
+        recipients=[issuance.requested_by],
+        agency_id=issuance.agency_id,
+        kind=kind,
+        key=f"issuance:{issuance.pk}:{state}",
+        title=title,
+        body=body,
+        link=reverse("issuance_detail", args=[issuance.pk]),
+    )
+
+
+def notify_document_ready(document: object) -> list[Notification]:
+    policy = document.policy
+    issuance = getattr(policy, "issuance", None)
+    recipients = [issuance.requested_by] if issuance is not None else agency_people(policy.agency_id)
+    return notify(
+        recipients=recipients,
+        agency_id=policy.agency_id,
+        kind=Kind.DOCUMENT_READY,
+        key=f"document:{document.pk}:{document.sha256}",
+        title=f"Poliçe belgesi hazır: {policy.policy_no}",
+        body=f"{policy.insurer.name} poliçesi {policy.policy_no} belgesi indirilebilir.",
+        link=_policy_link(policy),
+    )
+
+
+def notify_policy_ended(policy: object) -> list[Notification]:
+    """The nightly sync found a policy cancelled or lapsed at its insurer."""
+    issuance = getattr(policy, "issuance", None)
+    recipients = (
+        [issuance.requested_by, *agency_people(policy.agency_id)] if issuance else agency_people(policy.agency_id)
+    )
+    status = policy.get_status_display()
+    return notify(
+        recipients=recipients,
+        agency_id=policy.agency_id,
+        kind=Kind.POLICY_ENDED,
+        key=f"policy:{policy.pk}:{policy.status}",
+        title=f"Poliçe {policy.policy_no}: {status}",
+        body=f"Gece eşitlemesi {policy.insurer.name} poliçesi {policy.policy_no} için '{status}' durumunu buldu.",
+        link=_policy_link(policy),
+    )
+
+
+def _policy_link(policy: object) -> str:
+    try:
+        return reverse("policy_detail", args=[policy.pk])
+    except NoReverseMatch:
+        return reverse("policy_list")
