@@ -56,21 +56,56 @@ KIND_CLASS: dict[ErrorKind, ErrorClass] = {
     ErrorKind.UNCLASSIFIED: ErrorClass.UNKNOWN,
 }
 
-# What an agent is told, per kind, when the insurer's own message is not fit to show.
-KIND_MESSAGE_TR: dict[ErrorKind, str] = {
-    ErrorKind.VALIDATION: "Şirket girilen bilgileri kabul etmedi.",
-    ErrorKind.AUTH: "Şirkete giriş yapılamadı: acente hesap bilgilerini kontrol edin.",
-    ErrorKind.NOT_ALLOWED: "Bu ürün için yetkiniz yok.",
-    ErrorKind.NOT_FOUND: "Kayıt şirkette bulunamadı.",
-    ErrorKind.BUSINESS_REJECT: "Şirket teklifi reddetti.",
-    ErrorKind.EXPIRED: "Teklifin süresi dolmuş.",
-    ErrorKind.THROTTLED: "Şirket yoğun.",
-    ErrorKind.UNAVAILABLE: "Şirket yoğun.",
-    ErrorKind.TIMEOUT: "Yanıt alınamadı.",
-    ErrorKind.CONNECTION: "Şirkete bağlanılamadı.",
-    ErrorKind.NOT_READY: "Belge henüz hazır değil.",
-    ErrorKind.UNCLASSIFIED: "Şirketten beklenmeyen bir yanıt geldi.",
+# The platform's input fields as an agent knows them, for "which field did the insurer refuse".
+FIELD_LABELS_TR: dict[str, str] = {
+    "plate": "plaka",
+    "owner_id": "T.C. kimlik / vergi no",
+    "registration_serial": "ruhsat seri no",
+    "usage": "kullanım tarzı",
+    "model_year": "model yılı",
+    "brand_code": "marka kodu",
+    "model_code": "tip kodu",
+    "uavt_code": "UAVT adres kodu",
+    "building_id": "bina no",
+    "construction_type": "yapı tarzı",
+    "construction_year": "inşa yılı",
+    "floor_count": "kat sayısı",
+    "gross_m2": "brüt alan (m²)",
+    "damage_status": "hasar durumu",
+    "payment_token": "ödeme bilgisi",
+    "quote_no": "teklif no",
+    "policy_no": "poliçe no",
 }
+
+# What an agent is told for a refusal, in plain Turkish, by kind: what happened and what to do.
+# The insurer's own words and code stay visible beside it ("ayrıntı"), never instead of it.
+PLAIN_MESSAGE_TR: dict[ErrorKind, str] = {
+    ErrorKind.VALIDATION: "Şirket girilen bilgileri kabul etmedi. Bilgileri kontrol edip yeniden deneyin.",
+    ErrorKind.AUTH: "Şirkete acente hesabıyla giriş yapılamadı. Acente yöneticiniz hesap bilgilerini kontrol etmeli.",
+    ErrorKind.NOT_ALLOWED: "Acentenizin bu şirkette bu ürünü satma yetkisi yok.",
+    ErrorKind.NOT_FOUND: "Şirket kaydı bulamadı (adres kodu, teklif ya da poliçe numarası).",
+    ErrorKind.BUSINESS_REJECT: "Şirket bu riski kabul etmedi.",
+    ErrorKind.EXPIRED: "Teklifin süresi dolmuş. Yeniden teklif alın.",
+    ErrorKind.THROTTLED: "Sigorta şirketi şu an yoğun.",
+    ErrorKind.UNAVAILABLE: "Sigorta şirketinin sistemi şu an yanıt vermiyor.",
+    ErrorKind.TIMEOUT: "Sigorta şirketi zamanında yanıt vermedi.",
+    ErrorKind.CONNECTION: "Sigorta şirketine bağlanılamadı.",
+    ErrorKind.NOT_READY: "Belge henüz hazır değil; şirket hazırlıyor.",
+    ErrorKind.UNCLASSIFIED: "Şirketten beklenmeyen bir yanıt geldi; ekibimiz inceliyor.",
+}
+
+
+def plain_message(error: InsurerError) -> str:
+    """The sentence an agent reads for a refusal: a `Reason` when the adapter recognised the
+    insurer's business code (the same words whichever insurer said no), else the kind's plain
+    sentence, naming the refused field when the insurer named it."""
+    if error.message in Reason.ALL:
+        return error.message
+    text = PLAIN_MESSAGE_TR[error.kind]
+    label = FIELD_LABELS_TR.get(error.field or "")
+    if error.kind is ErrorKind.VALIDATION and label:
+        return f"Şirket {label} bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
+    return text
 
 
 class Reason:
@@ -81,6 +116,7 @@ class Reason:
     RISK_DECLINED = "Risk kabul edilmedi"
     QUOTE_EXPIRED = "Teklifin süresi dolmuş"
     PRODUCT_NOT_ALLOWED = "Bu ürün için yetkiniz yok"
+    ALL = frozenset({NOT_ELIGIBLE, RISK_DECLINED, QUOTE_EXPIRED, PRODUCT_NOT_ALLOWED})
 
 
 @dataclass(frozen=True)
@@ -140,7 +176,7 @@ class InsurerError(Exception):
         """Turkish text fit for an agent's screen."""
         if self.error_class is ErrorClass.PERMANENT and self.message:
             return self.message
-        return KIND_MESSAGE_TR[self.kind]
+        return PLAIN_MESSAGE_TR[self.kind]
 
 
 def _rebuild_insurer_error(kind: ErrorKind, state: dict) -> InsurerError:

@@ -75,7 +75,10 @@ class InsurerQuote(models.Model):
     error_class = models.CharField(max_length=16, blank=True)
     error_kind = models.CharField(max_length=32, blank=True)
     provider_code = models.CharField(max_length=64, blank=True)
+    # What the agent reads (plain Turkish, from the taxonomy) and, beside it under "ayrıntı",
+    # what the insurer itself said (masked): the raw words are evidence, not the explanation.
     message = models.CharField("gerekçe", max_length=300, blank=True)
+    provider_message = models.CharField("şirketin mesajı", max_length=300, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

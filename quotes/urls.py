@@ -2,7 +2,7 @@
 
 from django.urls import include, path
 
-from quotes.views import issuance, policies, quote_requests, renewals
+from quotes.views import comparison, issuance, policies, quote_requests, renewals
 
 urlpatterns = [
     path("", quote_requests.quote_request_new, name="home"),
@@ -10,6 +10,8 @@ urlpatterns = [
     path("talepler/", quote_requests.quote_request_list, name="quote_request_list"),
     path("talepler/ara/", quote_requests.quote_request_search, name="quote_request_search"),
     path("talepler/<uuid:public_id>/", quote_requests.quote_request_detail, name="quote_request_detail"),
+    path("talepler/<uuid:public_id>/karsilastir/", comparison.comparison_page, name="comparison"),
+    path("talepler/<uuid:public_id>/karsilastir.pdf", comparison.comparison_download, name="comparison_download"),
     path("talepler/<uuid:public_id>/sonuclar/", quote_requests.quote_request_results, name="quote_request_results"),
     path("teklifler/<int:pk>/policelestir/", issuance.issuance_confirm, name="issuance_confirm"),
     path("policelestirme/<int:pk>/", issuance.issuance_detail, name="issuance_detail"),

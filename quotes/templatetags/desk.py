@@ -5,10 +5,12 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from django import template
+from django.utils.html import format_html
 
 from integrations.operations import PRODUCT_LABELS_TR, Product
 from integrations.validators import mask_identity
 from quotes.models import InsurerQuote
+from quotes.services.comparison import NOT_COVERED
 
 register = template.Library()
 
@@ -59,3 +61,13 @@ def quote_status(row: InsurerQuote) -> str:
         # The service words it ("Yanıt alınamadı: şirket yoğun."); the bare phrase is the fallback.
         return row.message or "Yanıt alınamadı"
     return _STATE_TEXT.get(row.state, row.get_state_display())
+
+
+@register.simple_tag
+def coverage_cell(value: object) -> str:
+    """One comparison cell: a limit in lira, "Limitsiz" (None) or "Yok" (not listed at all)."""
+    if value is NOT_COVERED:
+        return format_html('<td class="num not-covered">{}</td>', "Yok")
+    if value is None:
+        return format_html('<td class="num">{}</td>', "Limitsiz")
+    return format_html('<td class="num">{}</td>', try_money(value))

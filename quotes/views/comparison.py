@@ -1,0 +1,48 @@
+"""The comparison of one request's quotes: a page with print styles, and a PDF to send."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from quotes import selectors
+from quotes.models import QuoteRequest
+from quotes.services.comparison import comparison_build, installment_total
+from quotes.services.comparison_pdf import comparison_pdf
+
+
+def _request_or_404(request: HttpRequest, public_id: UUID) -> QuoteRequest:
+    try:
+        return selectors.quote_request_get(user=request.user, public_id=public_id)
+    except QuoteRequest.DoesNotExist:
+        raise Http404("Teklif talebi bulunamadı.") from None
+
+
+@login_required
+@require_GET
+def comparison_page(request: HttpRequest, public_id: UUID) -> HttpResponse:
+    comparison = comparison_build(request=_request_or_404(request, public_id))
+    installments = [
+        (count, [installment_total(column, count) for column in comparison.columns])
+        for count in comparison.installment_counts
+        if count > 1
+    ]
+    return render(request, "quotes/comparison.html", {"comparison": comparison, "installments": installments})
+
+
+@login_required
+@require_GET
+def comparison_download(request: HttpRequest, public_id: UUID) -> HttpResponse:
+    quote_request = _request_or_404(request, public_id)
+    comparison = comparison_build(request=quote_request)
+    if not comparison.columns:
+        raise Http404("Karşılaştırılacak teklif yok.")
+    pdf = comparison_pdf(comparison, agency_name=quote_request.agency.name)
+    response = HttpResponse(pdf, content_type="application/pdf")
+    name = f"teklif-karsilastirma-{quote_request.product}-{quote_request.created_at:%Y%m%d-%H%M}.pdf"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

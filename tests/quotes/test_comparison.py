@@ -1,0 +1,97 @@
+"""The comparison: rows are coverages, columns are insurers, cheapest marked; a PDF with Turkish text.
+
+Quotes come from the sandbox insurers over real HTTP, through each adapter's coverage reading,
+so a cover an adapter fails to map shows up here as a row of its own.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+from pypdf import PdfReader
+
+from quotes.models import InsurerQuote, QuoteRequest
+from quotes.services import quote_requests as svc
+from quotes.services.comparison import NOT_COVERED, comparison_build
+from tests import samples
+
+pytestmark = pytest.mark.django_db
+
+
+def quoted_request(user, product: str, data: dict) -> QuoteRequest:
+    request = svc.quote_request_create(user=user, product=product, data=data)
+    for row_id in request.insurer_quotes.values_list("id", flat=True):
+        svc.insurer_quote_fetch(row_id)
+    return request
+
+
+def desk(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_kasko_comparison_lines_up_each_insurers_covers_cheapest_first(agents, sandbox):
+    request = quoted_request(agents["ACENTE1"], "kasko", samples.KASKO)
+    comparison = comparison_build(request=request)
+    premiums = [column.premium for column in comparison.columns]
+    assert len(comparison.columns) == 4 and premiums == sorted(premiums)
+    assert [column.cheapest for column in comparison.columns] == [True, False, False, False]
+    codes = [row.code for row in comparison.rows]
+    # Four insurers' own codes (collision, CARPISMA, ...) meet on the platform's rows.
+    assert {"collision", "theft", "fire", "glass"} <= set(codes)
+    collision = next(row for row in comparison.rows if row.code == "collision")
+    assert collision.name == "Çarpışma" and all(cell is not NOT_COVERED for cell in collision.cells)
+
+
+def test_comparison_page_marks_the_cheapest_and_says_not_covered(agents, sandbox):
+    request = quoted_request(agents["ACENTE1"], "trafik", samples.TRAFIK)
+    cheapest = request.insurer_quotes.order_by("premium").first()
+    # One insurer lists a cover the others do not: the others' cells say "Yok", never blank.
+    details = dict(cheapest.details)
+    details["coverages"] = [*details.get("coverages", []), {"code": "legal_protection", "name": "x", "limit": "5000"}]
+    InsurerQuote.objects.filter(pk=cheapest.pk).update(details=details)
+    html = desk(agents["ACENTE1"]).get(reverse("comparison", args=[request.public_id])).content.decode()
+    header = re.search(r"<thead>(.*?)</thead>", html, re.S).group(1)
+    assert header.index(cheapest.insurer.name) < header.index("En uygun")
+    row = re.search(r'data-coverage="legal_protection">(.*?)</tr>', html, re.S).group(1)
+    assert "Hukuksal koruma" in row and row.count("Yok") == 3 and "5.000,00 ₺" in row
+
+
+def test_an_expired_quote_is_not_marked_cheapest_and_offers_no_issue_button(agents, sandbox):
+    request = quoted_request(agents["ACENTE1"], "trafik", samples.TRAFIK)
+    cheapest = request.insurer_quotes.order_by("premium").first()
+    InsurerQuote.objects.filter(pk=cheapest.pk).update(valid_until=timezone.now() - timedelta(minutes=1))
+    comparison = comparison_build(request=request)
+    assert comparison.columns[0].insurer_quote_id == cheapest.pk and not comparison.columns[0].cheapest
+    assert comparison.columns[1].cheapest
+    html = desk(agents["ACENTE1"]).get(reverse("comparison", args=[request.public_id])).content.decode()
+    assert reverse("issuance_confirm", args=[cheapest.pk]) not in html
+    results = desk(agents["ACENTE1"]).get(reverse("quote_request_detail", args=[request.public_id])).content.decode()
+    assert reverse("issuance_confirm", args=[cheapest.pk]) not in results and "süresi doldu" in results
+
+
+def test_comparison_pdf_carries_turkish_text_in_an_embedded_font(agents, sandbox):
+    request = quoted_request(agents["ACENTE1"], "kasko", samples.KASKO)
+    response = desk(agents["ACENTE1"]).get(reverse("comparison_download", args=[request.public_id]))
+    assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
+    assert "attachment" in response["Content-Disposition"]
+    reader = PdfReader(io.BytesIO(response.content))
+    text = "".join(page.extract_text() for page in reader.pages)
+    assert "Kasko teklif karşılaştırması" in text and "Çarpışma" in text and "Hırsızlık" in text
+    fonts = {str(font["/BaseFont"]) for page in reader.pages for font in page["/Resources"]["/Font"].values()}
+    assert any("DejaVuSans" in font for font in fonts)
+    assert "10000000146" not in text  # the identity number is masked on paper too
+
+
+def test_another_agency_gets_404_for_page_and_pdf(agents, sandbox):
+    request = quoted_request(agents["ACENTE1"], "trafik", samples.TRAFIK)
+    other = desk(agents["ACENTE2"])
+    assert other.get(reverse("comparison", args=[request.public_id])).status_code == 404
+    assert other.get(reverse("comparison_download", args=[request.public_id])).status_code == 404
