@@ -12,9 +12,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from django import forms
+from django.db.models import QuerySet
 
+from customers.forms import customer_fields
+from customers.models import Customer
+from customers.services import customer_identity_conflict
+from customers.validators import validate_customer
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from integrations.validators import PRODUCT_FIELDS, validate_fields
+from integrations.validators import PRODUCT_FIELDS, mask_identity, validate_fields
 
 USAGE_CHOICES = [("private", "Hususi"), ("commercial", "Ticari"), ("taxi", "Taksi")]
 CONSTRUCTION_TYPE_CHOICES = [
@@ -57,21 +62,90 @@ FIELD_FACTORIES: dict[str, Callable[[], forms.Field]] = {
 }
 
 
+# The customer select's value for "add the customer typed below" (a pk is always digits).
+NEW_CUSTOMER = "yeni"
+# The inline new customer: a customer's fields under a prefix, except the identity number, which
+# is the form's own owner_id (a customer's quote is always for the customer's own number).
+NEW_CUSTOMER_PREFIX = "customer_"
+NEW_CUSTOMER_FIELDS = ("name", "phone", "email", "kvkk_consent_at", "kvkk_consent_channel")
+CUSTOMER_TAKEN_MESSAGE = "Bu kimlik numarasıyla kayıtlı bir müşteriniz var; listeden seçin."
+
+
 class QuoteRequestForm(forms.Form):
-    """Base of the per-product forms: the fields come from the validators' product table."""
+    """Base of the per-product forms: the fields come from the validators' product table.
+
+    A quote may be for a customer: one of `customers` (the agent's agency's) picked from the
+    list, or a new one typed in below (saved by the view with the request). Both are optional.
+    """
 
     product: ClassVar[str]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, customers: QuerySet[Customer] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.customers = customers if customers is not None else Customer.objects.none()
+        self.customer: Customer | None = None
+        self.fields["customer"] = forms.ChoiceField(
+            label="Müşteri",
+            required=False,
+            choices=[
+                ("", "Müşteri seçilmedi"),
+                (NEW_CUSTOMER, "+ Yeni müşteri"),
+                *((str(c.pk), f"{c.name} · {mask_identity(c.identity_no)}") for c in self.customers),
+            ],
+            error_messages={"invalid_choice": "Geçersiz müşteri seçimi."},
+        )
         for name in PRODUCT_FIELDS[self.product]:
             self.fields[name] = FIELD_FACTORIES[name]()
+        inline = customer_fields()
+        for name in NEW_CUSTOMER_FIELDS:
+            self.fields[NEW_CUSTOMER_PREFIX + name] = inline[name]
+
+    @property
+    def wants_new_customer(self) -> bool:
+        return self.cleaned_data.get("customer") == NEW_CUSTOMER
+
+    def product_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in PRODUCT_FIELDS[self.product]]
+
+    def new_customer_fields(self) -> list[forms.BoundField]:
+        return [self[NEW_CUSTOMER_PREFIX + name] for name in NEW_CUSTOMER_FIELDS]
+
+    def new_customer_data(self) -> dict[str, Any]:
+        """The inline customer in the customer service's field names."""
+        data = {name: self.cleaned_data.get(NEW_CUSTOMER_PREFIX + name) for name in NEW_CUSTOMER_FIELDS}
+        return {**data, "identity_no": self.cleaned_data.get("owner_id")}
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        _, errors = validate_fields(self.product, data)
+        choice = data.get("customer") or ""
+        if choice and choice != NEW_CUSTOMER:
+            self.customer = self.customers.get(pk=choice)  # the choice is one of them: checked above
+            if not (data.get("owner_id") or "").strip():
+                # The number comes from the customer: the agent need not type it again.
+                data["owner_id"] = self.customer.identity_no
+        clean, errors = validate_fields(self.product, data)
         self.add_errors(errors)
+        if self.customer is not None and "owner_id" in clean:
+            conflict = customer_identity_conflict(customer=self.customer, owner_id=clean["owner_id"])
+            if conflict:
+                self.add_error("owner_id", conflict)
+        if choice == NEW_CUSTOMER:
+            self._clean_new_customer(clean.get("owner_id"))
         return data
+
+    def _clean_new_customer(self, identity_no: str | None) -> None:
+        """The inline customer's own fields; its identity number is owner_id, checked above."""
+        _, errors = validate_customer(self.new_customer_data())
+        self.add_customer_errors({field: message for field, message in errors.items() if field != "identity_no"})
+        if identity_no and self.customers.filter(identity_no=identity_no).exists():
+            self.add_error("customer", CUSTOMER_TAKEN_MESSAGE)
+
+    def add_customer_errors(self, errors: Mapping[str, str]) -> None:
+        """The customer service's errors on the inline fields (its identity number is owner_id)."""
+        for field, message in errors.items():
+            name = "owner_id" if field == "identity_no" else NEW_CUSTOMER_PREFIX + field
+            if name not in self.errors:
+                self.add_error(name if name in self.fields else None, message)
 
     def add_errors(self, errors: Mapping[str, str]) -> None:
         """Each message next to its field; anything not on this form goes to the top."""

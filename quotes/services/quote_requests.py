@@ -12,6 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from agencies.models import Agency
+from customers.models import Customer
+from customers.services import customer_identity_conflict
 from integrations.engine import Outcome
 from integrations.models import InsurerAccount
 from integrations.operations import QUOTE_OPERATION, Operation, Product
@@ -61,15 +63,30 @@ def _request_deadline(product: str, insurer_codes: list[str]) -> timedelta:
     return timedelta(seconds=seconds) + DEADLINE_GRACE
 
 
-def quote_request_create(*, user: AbstractBaseUser, product: str, data: Mapping[str, Any]) -> QuoteRequest:
-    """Validate, then store the request with one row per insurer; the calls start after commit."""
+def quote_request_create(
+    *, user: AbstractBaseUser, product: str, data: Mapping[str, Any], customer: Customer | None = None
+) -> QuoteRequest:
+    """Validate, then store the request with one row per insurer; the calls start after commit.
+
+    For a `customer` (of the user's agency), a blank owner_id is the customer's number, and any
+    other number is refused: the request is stored under the customer it was priced for.
+    """
     if product not in {p.value for p in Product}:
         raise InputInvalid({"product": "Geçersiz ürün."})
     agency = agency_of(user)
     if not agency.is_active:
         # Its insurer accounts are the agency's contracts: a deactivated agency asks nobody.
         raise PermissionError("Acenteniz pasif durumda; teklif alınamaz.")
+    if customer is not None:
+        if customer.agency_id != agency.pk:
+            raise InputInvalid({"customer": "Geçersiz müşteri seçimi."})
+        if not str(data.get("owner_id") or "").strip():
+            data = {**data, "owner_id": customer.identity_no}
     clean, errors = validate_fields(product, data)
+    if customer is not None and "owner_id" in clean:
+        conflict = customer_identity_conflict(customer=customer, owner_id=clean["owner_id"])
+        if conflict:
+            errors["owner_id"] = conflict
     if errors:
         raise InputInvalid(errors)
     accounts = [
@@ -85,6 +102,7 @@ def quote_request_create(*, user: AbstractBaseUser, product: str, data: Mapping[
     with transaction.atomic():
         request = QuoteRequest.objects.create(
             agency=agency,
+            customer=customer,
             created_by=user,
             product=product,
             input_data=clean,

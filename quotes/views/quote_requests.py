@@ -7,11 +7,16 @@ from uuid import UUID
 
 from django import forms
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from customers.models import Customer
+from customers.selectors import customer_choices
+from customers.services import CustomerInvalid, customer_create
 from integrations.work import WorkState
 from quotes import selectors
 from quotes.forms import PRODUCTS, QUOTE_FORMS
@@ -35,10 +40,23 @@ def quote_request_new(request: HttpRequest, product: str = "trafik") -> HttpResp
     form_class = QUOTE_FORMS.get(product)
     if form_class is None:
         raise Http404("Bilinmeyen ürün.")
-    form = form_class(request.POST if request.method == "POST" else None)
+    customers = customer_choices(user=request.user)
+    if request.method == "POST":
+        form = form_class(request.POST, customers=customers)
+    else:
+        form = form_class(initial=_preselected_customer(request, customers), customers=customers)
     if request.method == "POST" and form.is_valid():
         try:
-            quote_request = quote_request_create(user=request.user, product=product, data=form.cleaned_data)
+            # A new customer typed into the form is saved with the request, or not at all.
+            with transaction.atomic():
+                customer = form.customer
+                if form.wants_new_customer:
+                    customer = customer_create(user=request.user, data=form.new_customer_data())
+                quote_request = quote_request_create(
+                    user=request.user, product=product, data=form.cleaned_data, customer=customer
+                )
+        except CustomerInvalid as error:
+            form.add_customer_errors(error.errors)
         except InputInvalid as error:
             form.add_errors(error.errors)
         except (NoInsurerAvailable, PermissionError) as error:
@@ -46,6 +64,14 @@ def quote_request_new(request: HttpRequest, product: str = "trafik") -> HttpResp
         else:
             return redirect("quote_request_detail", public_id=quote_request.public_id)
     return render(request, "quotes/quote_request_new.html", {"form": form, "product": product, "products": PRODUCTS})
+
+
+def _preselected_customer(request: HttpRequest, customers: QuerySet[Customer]) -> dict[str, str]:
+    """`?musteri=<pk>` (the customer page's "teklif al" links) picks the customer and fills in
+    their number; a pk that is not one of the agency's customers is ignored."""
+    pk = request.GET.get("musteri", "")
+    customer = customers.filter(pk=pk).first() if pk.isascii() and pk.isdigit() and len(pk) < 19 else None
+    return {"customer": str(customer.pk), "owner_id": customer.identity_no} if customer else {}
 
 
 def _quote_request_or_404(request: HttpRequest, public_id: UUID) -> QuoteRequest:

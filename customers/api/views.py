@@ -1,0 +1,147 @@
+"""Customers over the API: list and create, read and change one; always the user's agency's.
+
+Conventions as in `quotes.api.views`: reads go through the agency-scoped selectors, so another
+agency's id answers 404 exactly like an unknown one; errors are `{"field": ["message"]}` (400)
+and `{"detail": "message"}` (401/403/404).
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from customers import selectors
+from customers.api.serializers import CustomerInputSerializer, CustomerSerializer
+from customers.models import Customer
+from customers.services import CustomerInvalid, customer_create, customer_update
+from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors, paginated
+from quotes.api.views import PAGE_PARAMETERS, _paginated_response, _pk_or_404
+
+CUSTOMER_ID = OpenApiParameter(
+    "customer_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The customer's `id`."
+)
+NO_AGENCY = OpenApiResponse(
+    DetailSerializer,
+    description="Not logged in, or the user acts for no agency (a cross-agency reader writes nothing).",
+)
+CREATE_EXAMPLE = OpenApiExample(
+    "Person with KVKK consent",
+    request_only=True,
+    value={
+        "name": "Ayşe Yılmaz",
+        "identity_no": "10000000146",
+        "phone": "0532 123 45 67",
+        "email": "ayse@example.com",
+        "kvkk_consent_at": "2026-11-30T10:00:00+03:00",
+        "kvkk_consent_channel": "wet_signature",
+    },
+)
+
+
+def _invalid(error: CustomerInvalid) -> exceptions.ValidationError:
+    return exceptions.ValidationError({field: [message] for field, message in error.errors.items()})
+
+
+class CustomersApi(APIView):
+    """GET lists the agency's customers; POST adds one."""
+
+    class ListFilterSerializer(serializers.Serializer):
+        search = serializers.CharField(
+            required=False, allow_blank=True, max_length=64, help_text="Part of a name, or a full TCKN/VKN."
+        )
+
+        class Meta:
+            ref_name = "CustomerListFilter"
+
+    @extend_schema(
+        operation_id="customers_list",
+        summary="List customers",
+        parameters=[ListFilterSerializer, *PAGE_PARAMETERS],
+        responses={
+            200: paginated(CustomerSerializer, name="PaginatedCustomerList"),
+            400: field_errors("Bad filter.", {"search": ["Bu alan en fazla 64 karakter olmalıdır."]}),
+            403: NOT_AUTHENTICATED,
+        },
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.ListFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        customers = selectors.customer_list(user=request.user, search=filters.validated_data.get("search", ""))
+        return _paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)
+
+    @extend_schema(
+        operation_id="customers_create",
+        summary="Add a customer",
+        request=CustomerInputSerializer,
+        examples=[CREATE_EXAMPLE],
+        responses={
+            201: CustomerSerializer,
+            400: field_errors(
+                "Invalid input, or the agency already has a customer with this number; nothing was saved.",
+                {"identity_no": ["Bu T.C. kimlik / vergi numarasıyla kayıtlı bir müşteriniz zaten var."]},
+            ),
+            403: NO_AGENCY,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = CustomerInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            customer = customer_create(user=request.user, data=serializer.validated_data)
+        except CustomerInvalid as invalid:
+            raise _invalid(invalid) from None
+        except PermissionError as no_agency:
+            raise exceptions.PermissionDenied(str(no_agency)) from None
+        return Response(CustomerSerializer(customer).data, status=status.HTTP_201_CREATED)
+
+
+class CustomerDetailApi(APIView):
+    @extend_schema(
+        operation_id="customers_retrieve",
+        summary="A customer",
+        parameters=[CUSTOMER_ID],
+        responses={200: CustomerSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, customer_id: str) -> Response:
+        try:
+            customer = selectors.customer_get(user=request.user, pk=_pk_or_404(customer_id))
+        except Customer.DoesNotExist:
+            raise exceptions.NotFound() from None
+        return Response(CustomerSerializer(customer).data)
+
+    @extend_schema(
+        operation_id="customers_partial_update",
+        summary="Change a customer",
+        description="Only the fields sent change; the customer is checked again as a whole.",
+        parameters=[CUSTOMER_ID],
+        request=CustomerInputSerializer,
+        responses={
+            200: CustomerSerializer,
+            400: field_errors(
+                "Invalid input; nothing was saved.",
+                {"kvkk_consent_channel": ["KVKK onay zamanı girildiyse onay şekli de seçilmelidir."]},
+            ),
+            403: NO_AGENCY,
+            404: NOT_FOUND,
+        },
+    )
+    def patch(self, request: Request, customer_id: str) -> Response:
+        pk = _pk_or_404(customer_id)
+        try:
+            # Changing stays with the customer's own agency, whatever else the user may read.
+            customer = selectors.customer_get_for_edit(user=request.user, pk=pk)
+        except Customer.DoesNotExist:
+            raise exceptions.NotFound() from None
+        serializer = CustomerInputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        try:
+            customer = customer_update(user=request.user, customer=customer, data=serializer.validated_data)
+        except CustomerInvalid as invalid:
+            raise _invalid(invalid) from None
+        except PermissionError as no_agency:
+            raise exceptions.PermissionDenied(str(no_agency)) from None
+        return Response(CustomerSerializer(customer).data)

@@ -1,0 +1,84 @@
+"""Reads of customers, scoped like every read on the desk: an agent sees their own agency's.
+
+Reading every agency takes `quotes.view_all_agencies` (the one cross-agency read permission);
+writing and offering a customer on the quote form stay with the user's own agency.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from customers.models import Customer
+from quotes.models import Policy, QuoteRequest
+
+RENEWAL_WINDOW = timedelta(days=60)
+_IDENTITY_DIGITS = frozenset("0123456789")
+
+
+def _own_agency(user: AbstractBaseUser) -> Q:
+    profile = getattr(user, "agent_profile", None)
+    return Q(agency_id=profile.agency_id) if profile is not None else Q(pk__in=[])
+
+
+def _readable(user: AbstractBaseUser) -> Q:
+    return Q() if user.has_perm("quotes.view_all_agencies") else _own_agency(user)
+
+
+def _name_or_identity(search: str) -> Q:
+    """A full TCKN/VKN finds that customer exactly; anything else is part of a name."""
+    term = " ".join(search.split())
+    if not term:
+        return Q()
+    compact = term.replace(" ", "")
+    if set(compact) <= _IDENTITY_DIGITS and len(compact) in (10, 11):
+        return Q(identity_no=compact)
+    return Q(name__icontains=term)
+
+
+def customer_list(*, user: AbstractBaseUser, search: str = "") -> QuerySet[Customer]:
+    """Customers the user may read, by name; `search` matches a name or a full identity number."""
+    return Customer.objects.filter(_readable(user), _name_or_identity(search)).select_related("agency")
+
+
+def customer_get(*, user: AbstractBaseUser, pk: int) -> Customer:
+    """One customer the user may read; another agency's raises DoesNotExist (answer 404)."""
+    return Customer.objects.filter(_readable(user)).select_related("agency").get(pk=pk)
+
+
+def customer_get_for_edit(*, user: AbstractBaseUser, pk: int) -> Customer:
+    """One customer the user may change: their own agency's only, whatever they may read."""
+    return Customer.objects.filter(_own_agency(user)).get(pk=pk)
+
+
+def customer_choices(*, user: AbstractBaseUser) -> QuerySet[Customer]:
+    """The customers a quote may be for: the agent's own agency's."""
+    return Customer.objects.filter(_own_agency(user))
+
+
+def customer_quote_requests(*, customer: Customer) -> QuerySet[QuoteRequest]:
+    return QuoteRequest.objects.filter(customer=customer, agency_id=customer.agency_id).select_related("created_by")
+
+
+def customer_policies(*, customer: Customer) -> QuerySet[Policy]:
+    """The customer's policies. A policy issued from the customer's request counts even when the
+    policy row itself was stored without the customer (issued before the link was written)."""
+    return (
+        Policy.objects.filter(Q(customer=customer) | Q(issuance__quote_request__customer=customer))
+        .filter(agency_id=customer.agency_id)
+        .select_related("insurer")
+        .distinct()
+    )
+
+
+def customer_renewals(*, customer: Customer, today: date | None = None) -> QuerySet[Policy]:
+    """Policies in force that end within the renewal window: the ones to offer a renewal quote for."""
+    today = today or timezone.localdate()
+    return (
+        customer_policies(customer=customer)
+        .filter(status=Policy.Status.ACTIVE, ends_on__gte=today, ends_on__lte=today + RENEWAL_WINDOW)
+        .order_by("ends_on")
+    )

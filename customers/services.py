@@ -1,0 +1,97 @@
+"""Writes on customers: create and update, always inside the acting agent's own agency."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+
+from agencies.models import Agency
+from customers.models import Customer
+from customers.validators import CUSTOMER_FIELDS, validate_customer
+from integrations.validators import mask_identity
+
+DUPLICATE_IDENTITY_MESSAGE = "Bu T.C. kimlik / vergi numarasıyla kayıtlı bir müşteriniz zaten var."
+NO_AGENCY_MESSAGE = "Bu kullanıcı bir acenteye bağlı değil; müşteri kaydedemez."
+AGENCY_INACTIVE_MESSAGE = "Acenteniz pasif durumda; müşteri kaydedilemez."
+
+
+class CustomerInvalid(Exception):
+    """The input has errors; nothing was saved. `errors` maps field -> Turkish message."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = dict(errors)
+
+
+def customer_agency(user: AbstractBaseUser) -> Agency:
+    """The agency a user writes customers for. Reading every agency (`quotes.view_all_agencies`)
+    is not acting for one: a user without an agency of their own writes nothing."""
+    profile = getattr(user, "agent_profile", None)
+    if profile is None:
+        raise PermissionError(NO_AGENCY_MESSAGE)
+    if not profile.agency.is_active:
+        raise PermissionError(AGENCY_INACTIVE_MESSAGE)
+    return profile.agency
+
+
+def customer_may_write(user: AbstractBaseUser) -> bool:
+    try:
+        customer_agency(user)
+    except PermissionError:
+        return False
+    return True
+
+
+def _identity_taken(agency: Agency, identity_no: str, *, exclude_pk: int | None = None) -> bool:
+    return Customer.objects.filter(agency=agency, identity_no=identity_no).exclude(pk=exclude_pk).exists()
+
+
+def _save(customer: Customer) -> Customer:
+    """The unique constraint is the rule; the check before it only words the common case. Two
+    agents saving the same new customer at once meet the constraint, answered the same way."""
+    if _identity_taken(customer.agency, customer.identity_no, exclude_pk=customer.pk):
+        raise CustomerInvalid({"identity_no": DUPLICATE_IDENTITY_MESSAGE})
+    try:
+        with transaction.atomic():
+            customer.save()
+    except IntegrityError:
+        raise CustomerInvalid({"identity_no": DUPLICATE_IDENTITY_MESSAGE}) from None
+    return customer
+
+
+def customer_create(*, user: AbstractBaseUser, data: Mapping[str, Any]) -> Customer:
+    """Validate, then store a customer of the user's agency."""
+    agency = customer_agency(user)
+    clean, errors = validate_customer(data)
+    if errors:
+        raise CustomerInvalid(errors)
+    return _save(Customer(agency=agency, created_by=user, **clean))
+
+
+def customer_update(*, user: AbstractBaseUser, customer: Customer, data: Mapping[str, Any]) -> Customer:
+    """Change some or all fields; fields not in `data` keep their value. The whole customer is
+    checked again, so a consent time cannot lose its channel through a partial change.
+
+    Another agency's customer raises `Customer.DoesNotExist`: the caller answers "not found".
+    """
+    agency = customer_agency(user)
+    if customer.agency_id != agency.pk:
+        raise Customer.DoesNotExist("Müşteri bulunamadı.")
+    current = {field: getattr(customer, field) for field in CUSTOMER_FIELDS}
+    clean, errors = validate_customer({**current, **{k: v for k, v in data.items() if k in CUSTOMER_FIELDS}})
+    if errors:
+        raise CustomerInvalid(errors)
+    for field, value in clean.items():
+        setattr(customer, field, value)
+    return _save(customer)
+
+
+def customer_identity_conflict(*, customer: Customer, owner_id: str) -> str | None:
+    """The quote's identity number must be the customer's: a quote priced for one person and
+    stored under another is a policy issued to the wrong name. A message when they differ."""
+    if not owner_id or "".join(owner_id.split()) == customer.identity_no:
+        return None
+    return f"Seçilen müşterinin kimlik numarasıyla ({mask_identity(customer.identity_no)}) uyuşmuyor."

@@ -1,0 +1,98 @@
+"""The agency's customers on the desk: list and search, a page per customer, add and edit.
+
+Reads go through the agency-scoped selectors, so another agency's customer is "not found"
+(404) like an unknown one. Searching reuses the desk's POST-and-token design
+(`quotes.views.common`): a TCKN typed into the search box never lands in a URL.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from customers import selectors
+from customers.forms import CustomerForm
+from customers.models import Customer
+from customers.services import CustomerInvalid, customer_create, customer_may_write, customer_update
+from quotes.views.common import page_of, search_recall, search_redirect
+
+# What the customer page lists of a customer's history; older ones stay in the main lists.
+HISTORY_LIMIT = 50
+
+
+@login_required
+@require_GET
+def customer_list(request: HttpRequest) -> HttpResponse:
+    search = search_recall(request)
+    customers = selectors.customer_list(user=request.user, search=search.term)
+    context = {"page": page_of(request, customers), "search": search, "may_write": customer_may_write(request.user)}
+    return render(request, "customers/customer_list.html", context)
+
+
+@login_required
+@require_POST
+def customer_search(request: HttpRequest) -> HttpResponse:
+    return search_redirect(request, "customer_list")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def customer_new(request: HttpRequest) -> HttpResponse:
+    if not customer_may_write(request.user):
+        raise PermissionDenied
+    form = CustomerForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            customer = customer_create(user=request.user, data=form.cleaned_data)
+        except CustomerInvalid as invalid:
+            form.add_errors(invalid.errors)
+        else:
+            messages.success(request, f"{customer.name} kaydedildi.")
+            return redirect("customer_detail", pk=customer.pk)
+    return render(request, "customers/customer_form.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@login_required
+@require_GET
+def customer_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        customer = selectors.customer_get(user=request.user, pk=pk)
+    except Customer.DoesNotExist:
+        raise Http404("Müşteri bulunamadı.") from None
+    profile = getattr(request.user, "agent_profile", None)
+    context = {
+        "customer": customer,
+        "quote_requests": selectors.customer_quote_requests(customer=customer)[:HISTORY_LIMIT],
+        "policies": selectors.customer_policies(customer=customer)[:HISTORY_LIMIT],
+        "renewals": selectors.customer_renewals(customer=customer),
+        "renewal_days": selectors.RENEWAL_WINDOW.days,
+        # Only the customer's own agency edits them or asks quotes for them.
+        "may_write": customer_may_write(request.user) and profile.agency_id == customer.agency_id,
+    }
+    return render(request, "customers/customer_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def customer_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        customer = selectors.customer_get_for_edit(user=request.user, pk=pk)
+    except Customer.DoesNotExist:
+        raise Http404("Müşteri bulunamadı.") from None
+    if not customer_may_write(request.user):
+        raise PermissionDenied
+    form = CustomerForm(request.POST if request.method == "POST" else None, customer=customer)
+    if request.method == "POST" and form.is_valid():
+        try:
+            customer_update(user=request.user, customer=customer, data=form.cleaned_data)
+        except CustomerInvalid as invalid:
+            form.add_errors(invalid.errors)
+        else:
+            messages.success(request, f"{customer.name} güncellendi.")
+            return redirect("customer_detail", pk=customer.pk)
+    context = {"form": form, "customer": customer}
+    return render(request, "customers/customer_form.html", context, status=400 if form.errors else 200)
