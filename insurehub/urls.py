@@ -6,9 +6,18 @@ from django.views.generic.base import RedirectView
 
 from agencies.auth import RateLimitedLoginView
 
+
+class FaviconRedirect(RedirectView):
+    """The static URL is looked up per request: in production it is the hashed name from
+    collectstatic's manifest, which does not exist yet when this module is imported."""
+
+    def get_redirect_url(self, *args: object, **kwargs: object) -> str:
+        return static("favicon.svg")
+
+
 urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page says; answer with the real one, not a 404.
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    path("favicon.ico", FaviconRedirect.as_view(permanent=True), name="favicon"),
     # /metrics and the health dashboard under /admin/integrations/health/: before admin's catch-all.
     path("", include("integrations.urls")),
     path("admin/", admin.site.urls),

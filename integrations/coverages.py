@@ -14,7 +14,7 @@ The stored shape (in `Quote.details`, JSON):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 # The platform's coverage vocabulary, in the order a comparison lists them.
@@ -67,10 +67,18 @@ def coverage_limit(value: Any) -> str | None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ValueError(f"coverage limit is not a decimal string: {value!r}"[:200])
-    amount = Decimal(str(value).strip())
+    amount = _decimal(value, "coverage limit")
     if not amount.is_finite() or amount < 0:
         raise ValueError(f"coverage limit out of range: {value!r}"[:200])
     return str(amount.quantize(Decimal("0.01")))
+
+
+def _decimal(value: Any, what: str) -> Decimal:
+    """A decimal, or a ValueError (never decimal's InvalidOperation, which is not one)."""
+    try:
+        return Decimal(str(value).strip())
+    except InvalidOperation:
+        raise ValueError(f"{what} is not a decimal: {value!r}"[:200]) from None
 
 
 def coverage_entry(
@@ -92,7 +100,9 @@ def installment_entry(count: Any, total: Any) -> dict[str, Any]:
     parts = int(str(count).strip())
     if not 1 <= parts <= 36:
         raise ValueError(f"installment count out of range: {count!r}"[:200])
-    amount = Decimal(str(total).strip())
+    if isinstance(total, bool) or not isinstance(total, str | int):
+        raise ValueError(f"installment total is not a decimal string: {total!r}"[:200])
+    amount = _decimal(total, "installment total")
     if not amount.is_finite() or amount < 0:
         raise ValueError(f"installment total out of range: {total!r}"[:200])
     return {"count": parts, "total": str(amount.quantize(Decimal("0.01")))}

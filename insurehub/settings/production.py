@@ -35,10 +35,9 @@ X_FRAME_OPTIONS = "DENY"
 # after SecurityMiddleware so they get its headers but skip sessions. Only here: runserver serves
 # them under DEBUG, and the manifest exists only after `collectstatic` (scripts/serve.sh).
 MIDDLEWARE = [MIDDLEWARE[0], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[1:]]  # noqa: F405
-STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
-}
+# Documents go wherever base.py chose (local disk, or S3 when DOCUMENT_STORAGE_BUCKET is set);
+# static files are WhiteNoise's, compressed under hashed names.
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}  # noqa: F405
 
 if not CREDENTIALS_KEY:  # noqa: F405
     raise ImproperlyConfigured("INSUREHUB_CREDENTIALS_KEY must be set (a Fernet key) in production")

@@ -15,11 +15,12 @@ from agencies.models import Agency
 from customers.models import Customer
 from customers.services import customer_identity_conflict
 from integrations.engine import Outcome
+from integrations.masking import mask_and_cut
 from integrations.models import InsurerAccount
 from integrations.operations import QUOTE_OPERATION, Operation, Product
 from integrations.policies import policy_for
 from integrations.services.calls import endpoint_for_account, insurer_operation_run
-from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError
+from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, plain_message
 from integrations.validators import validate_fields
 from quotes.models import InsurerQuote, QuoteRequest
 
@@ -168,6 +169,8 @@ def insurer_quote_fetch(insurer_quote_id: int) -> None:
     if not _claim(row.id, max_attempts=attempt_caps[0]):
         return
     data = dict(row.request.input_data)
+    # Shown beside the DASK quote, so the agent confirms the UAVT code is the customer's building.
+    confirmed: dict[str, str] = {}
     outcome: Outcome | None = None
     for index, (operation, max_attempts) in enumerate(zip(operations, attempt_caps, strict=True)):
         if index:  # the next call of the product (DASK's quote after its address check)
@@ -190,11 +193,12 @@ def insurer_quote_fetch(insurer_quote_id: int) -> None:
             break
         if operation is Operation.DASK_ADDRESS:
             data["building_id"] = outcome.result.building_id
+            confirmed["address"] = outcome.result.address
     assert outcome is not None
-    _store_outcome(row, outcome)
+    _store_outcome(row, outcome, extra_details=confirmed)
 
 
-def _store_outcome(row: InsurerQuote, outcome: Outcome) -> None:
+def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[str, str] | None = None) -> None:
     now = timezone.now()
     live = InsurerQuote.objects.filter(id=row.id).exclude(state__in=InsurerQuote.FINAL_STATES)
     if outcome.ok:
@@ -205,7 +209,7 @@ def _store_outcome(row: InsurerQuote, outcome: Outcome) -> None:
             premium=quote.premium,
             currency=quote.currency,
             valid_until=quote.valid_until,
-            details=quote.details,
+            details={**quote.details, **(extra_details or {})},
             finished_at=now,
         )
         return
@@ -217,7 +221,8 @@ def _store_outcome(row: InsurerQuote, outcome: Outcome) -> None:
         error_class=error.error_class.value,
         error_kind=error.kind.value,
         provider_code=error.provider_code[:64],
-        message=(_no_answer_message(error) if no_answer else error.agent_message())[:300],
+        message=(_no_answer_message(error) if no_answer else plain_message(error))[:300],
+        provider_message=mask_and_cut(error.message, 300),
         finished_at=now,
     )
 
@@ -225,6 +230,8 @@ def _store_outcome(row: InsurerQuote, outcome: Outcome) -> None:
 def _no_answer_message(error: InsurerError) -> str:
     if error.kind in (ErrorKind.THROTTLED, ErrorKind.UNAVAILABLE):
         return "Yanıt alınamadı: şirket yoğun."
+    if error.error_class is ErrorClass.UNKNOWN:
+        return f"Yanıt alınamadı: {plain_message(error)}"
     return "Yanıt alınamadı."
 
 

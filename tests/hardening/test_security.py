@@ -189,7 +189,8 @@ def test_forms_refuse_a_post_without_the_csrf_token(agents, quoted_row):
 
 # The only pages an anonymous visitor may reach: the two login pages, the two logouts (POST, and
 # harmless without a session) and the API token exchange (it takes a password).
-PUBLIC = {"login", "logout", "admin:login", "admin:logout", "api:auth-token"}
+# The favicon is the only page that is public on purpose: a redirect to a static file.
+PUBLIC = {"login", "logout", "admin:login", "admin:logout", "api:auth-token", "favicon"}
 SAMPLE_BY_CONVERTER = {
     "int": "1",
     "str": "x1",
