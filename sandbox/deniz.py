@@ -5,21 +5,39 @@ is created, and counted, exactly once) but only revealed ``issuance_processing_s
 later, when a poll turns ISSUED or REJECTED. A ``client_reference`` binds to the first
 accepted request, whatever its outcome: "the earlier request stands". Polls and lookups are
 another cluster's: for ``poll_lag_seconds`` after the 202 they do not know the request yet.
+
+Policy documents come in two steps (CONTRACTS.md, last section): ``GET /policies/{no}/document``
+answers 303 to ``/documents/{token}``, a link valid for 60 s that needs no credentials (the
+token is the credential), or 202 GENERATING with ``Retry-After`` while the PDF is being made.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import re
+import secrets
 import time
+from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
-from .core import BUSINESS_OPERATIONS, Account, FaultRule
-from .domain import DECLINED_PAYMENT_TOKEN, OPERATION_FIELDS, InvalidField, Refusal, iso_utc, money, validate
-from .insurer import Call, Insurer, Request, Response, key_text, parse_json_object
-from .ledger import PolicyRequest
+from . import domain
+from .core import BUSINESS_OPERATIONS, CREDENTIAL_KEYS, Account, FaultRule, SandboxState
+from .domain import (
+    DECLINED_PAYMENT_TOKEN,
+    OPERATION_FIELDS,
+    DocumentNotReady,
+    InvalidField,
+    Refusal,
+    iso_utc,
+    money,
+    validate,
+)
+from .insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object
+from .ledger import Policy, PolicyRequest, Quote
 
 # code -> (HTTP status, detail)
 ERRORS: dict[str, tuple[int, str]] = {
@@ -53,7 +71,74 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("GET", re.compile(r"/policy-requests"), "issue_lookup"),
     ("GET", re.compile(r"/policy-requests/(?P<request_id>[^/]+)"), "issue_poll"),
     ("GET", re.compile(r"/policies/(?P<policy_no>[^/]+)"), "policy_status"),
+    ("GET", re.compile(r"/policies/(?P<policy_no>[^/]+)/document"), "policy_document"),
+    ("GET", re.compile(r"/documents/(?P<token>[^/]+)"), "document_download"),
 ]
+# Deniz's coverage codes are the platform's own; the labels are Deniz's Turkish wording.
+COVERAGE_LABELS = {
+    "bodily_injury": "Ölüm ve sürekli sakatlık (kişi başı)",
+    "medical": "Sağlık giderleri (kişi başı)",
+    "property_damage": "Maddi zararlar (araç başı)",
+    "collision": "Çarpma ve çarpışma",
+    "theft": "Hırsızlık",
+    "fire": "Yangın",
+    "flood": "Sel ve su baskını",
+    "glass": "Cam kırılması",
+    "earthquake": "Deprem",
+}
+# What the `broken_coverages` fault appends: entries no reader can make a cover or a plan of.
+BROKEN_COVERAGE_ENTRIES: list[Any] = [
+    {"code": "", "label": "Kodsuz teminat", "sum_insured": {"amount": "1000.00", "currency": "TRY"}},
+    {"code": "theft", "label": "Hırsızlık", "sum_insured": {"amount": "sınırsız", "currency": "TRY"}},
+    {"code": "fire", "label": "Yangın", "sum_insured": {"amount": "5000.00", "currency": "EUR"}},
+    42,
+    None,
+]
+BROKEN_INSTALLMENT_ENTRIES: list[Any] = [
+    {"count": 0, "total": {"amount": "100.00", "currency": "TRY"}},
+    {"count": 3, "total": {"amount": "üç bin", "currency": "TRY"}},
+    {"total": {"amount": "100.00", "currency": "TRY"}},
+    "12",
+]
+PDF = "application/pdf"
+# How long a document link stays valid (CONTRACTS.md: 60 s).
+DOCUMENT_LINK_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class DocumentLink:
+    """What a ``/documents/{token}`` link stands for: one agency's policy, until ``expires_at``."""
+
+    policy_no: str
+    agency: str
+    identity: str  # the account that asked for the link (its rate limit pays for the download)
+    expires_at: float  # epoch seconds
+
+
+def amount(value: Any) -> dict[str, str] | None:
+    """Deniz writes every sum of money as an amount object (like ``gross_premium``); None stays null."""
+    return None if value is None else {"amount": money(value), "currency": "TRY"}
+
+
+def coverage_list(quote: Quote) -> list[dict[str, Any]]:
+    """The quote's covers: code, Deniz's label, ``sum_insured`` (null: unlimited / not applicable)."""
+    return [
+        {"code": code, "label": COVERAGE_LABELS.get(code, code), "sum_insured": amount(limit)}
+        for code, limit in domain.coverages(quote.operation, quote.premium, quote.sum_insured)
+    ]
+
+
+def installment_list(quote: Quote) -> list[dict[str, Any]]:
+    """Payment plans. The contract only says "a count and the total"; Deniz writes the total as
+    it writes every sum, an amount object, and lists the single payment (count 1) too."""
+    return [{"count": count, "total": amount(total)} for count, total in domain.installments(quote.premium)]
+
+
+def period(policy: Policy | None) -> dict[str, str] | None:
+    """``{"from", "to"}`` in Türkiye's calendar, or None when the policy has no known period."""
+    if policy is None or policy.starts_on is None or policy.ends_on is None:
+        return None
+    return {"from": policy.starts_on.isoformat(), "to": policy.ends_on.isoformat()}
 
 
 def error(code: str, detail: str | None = None, **extra: Any) -> Response:
@@ -77,15 +162,31 @@ def basic_credentials(header: str | None) -> dict[str, str | None]:
 
 class Deniz(Insurer):
     code = "deniz"
+    document_name = "Deniz Sigorta"  # printed on the policy PDFs
     prefix = "DZ"
-    operations = (*BUSINESS_OPERATIONS, "issue_lookup", "issue_poll")
-    extra_fault_kinds = frozenset({"reject"})
+    operations = (*BUSINESS_OPERATIONS, "issue_lookup", "issue_poll", "document_download")
+    # "broken_coverages": a rough release's quote, with entries no reader can use appended to its
+    # coverages and installments. "absolute_location": the document's 303 names its link as an
+    # absolute URL, on the origin in the rule's ``reason`` (default: the Host it was asked on),
+    # to test a client that must follow only its insurer's own base URL.
+    extra_fault_kinds = frozenset({"reject", "broken_coverages", "absolute_location"})
     throttle_codes = frozenset({"TOO_MANY_REQUESTS"})
     committing_codes = frozenset({"DUPLICATE_REFERENCE"})
     garbage_body = (
         b'{"quote_id": "DZ-T-000001", "gross_premium": {"amount": "4312.50", "currency": "TRY"}, '
         b'"expires_at": "2030-01-01T00:00:00Z"}'
     )
+
+    def __init__(self, state: SandboxState) -> None:
+        super().__init__(state)
+        # Document links handed out, by token (guarded by state.lock). Not cleared by a state
+        # reset: a link outlives nothing but its policy, which the download looks up afresh.
+        self._document_links: dict[str, DocumentLink] = {}
+        self.document_link_seconds = DOCUMENT_LINK_SECONDS  # tests shorten it to see a link expire
+        # (policy_no, carried an Authorization header?) per served download, for tests to check
+        # that a client does not send its credentials to a link that needs none. Bounded: a demo
+        # sandbox runs for days.
+        self.document_downloads: deque[tuple[str, bool]] = deque(maxlen=1000)
 
     def route(self, request: Request) -> Call:
         for method, pattern, operation in ROUTES:
@@ -94,6 +195,8 @@ class Deniz(Insurer):
                 continue
             if operation == "quote":
                 return self._quote_call(request)
+            if operation == "document_download":
+                return self._download_call(request, match["token"])
             call = Call(operation, request, fields=dict(match.groupdict()))
             if operation == "issue_policy":
                 payload, call.problem = parse_json_object(request.body)
@@ -126,7 +229,33 @@ class Deniz(Insurer):
         wire_names = {name: f"risk.{name}" for name in names} | {"owner_id": "insured.owner_id"}
         return Call(operation, request, fields=fields, wire_names=wire_names)
 
+    def _download_call(self, request: Request, token: str) -> Call:
+        """A document link: the policy it stands for (so fault rules can match ``policy_no``)."""
+        call = Call("document_download", request)
+        with self.state.lock:
+            link = self._live_link(token)
+        if link is not None:
+            call.fields = {"policy_no": link.policy_no}
+            call.context["link"] = link
+            call.context["token"] = token
+        return call
+
+    def _live_link(self, token: str) -> DocumentLink | None:
+        """The link behind a token, or None when unknown or expired (state.lock held)."""
+        link = self._document_links.get(token)
+        if link is not None and time.time() >= link.expires_at:
+            del self._document_links[token]
+            return None
+        return link
+
     def authenticate(self, call: Call) -> Account | Response:
+        if call.operation == "document_download":
+            # No credentials on a document link: the token is the credential. The download is
+            # still the account's call, so it is rate limited (and counted) as that account's:
+            # a real gateway counts every request, and a link must not be a way past the rate.
+            link: DocumentLink | None = call.context.get("link")
+            account = self.state.account_for_identity(link.identity) if link is not None else None
+            return account if account is not None else error("NOT_FOUND", "Unknown or expired document link")
         account = self.state.authenticate(basic_credentials(call.request.headers.get("Authorization")))
         return account if account is not None else error("UNAUTHORIZED")
 
@@ -140,8 +269,10 @@ class Deniz(Insurer):
             200,
             {
                 "quote_id": quote.quote_no,
-                "gross_premium": {"amount": money(quote.premium), "currency": "TRY"},
+                "gross_premium": amount(quote.premium),
                 "expires_at": iso_utc(quote.valid_until),
+                "coverages": coverage_list(quote),
+                "installments": installment_list(quote),
             },
         )
 
@@ -207,6 +338,9 @@ class Deniz(Insurer):
         view: dict[str, Any] = {"request_id": request.request_id, "status": status}
         if status == "ISSUED":
             view["policy_no"] = request.policy_no
+            policy_period = period(self.ledger.policies.get(request.policy_no or ""))
+            if policy_period is not None:
+                view["period"] = policy_period
         elif status == "REJECTED":
             view["reason"] = request.reason
         return view
@@ -215,7 +349,45 @@ class Deniz(Insurer):
         policy = self.ledger.policy(
             call.fields, agency=self.agency(call), known_only=self.state.config["known_policies_only"]
         )
-        return Response.json(200, {"policy_no": policy.policy_no, "state": STATE_WORDS[policy.status]})
+        body: dict[str, Any] = {"policy_no": policy.policy_no, "state": STATE_WORDS[policy.status]}
+        policy_period = period(policy)
+        if policy_period is not None:
+            body["period"] = policy_period
+        return Response.json(200, body)
+
+    def op_policy_document(self, call: Call) -> Response:
+        """303 to a fresh 60 s link when the PDF is ready; 202 GENERATING + Retry-After before."""
+        agency = self.agency(call)
+        try:
+            self._document(call.fields, agency)
+        except DocumentNotReady as not_ready:
+            # Whole seconds, never 0: a 0 invites a busy loop.
+            retry_after = str(max(1, ceil_seconds(not_ready.seconds)))
+            return Response.json(202, {"status": "GENERATING"}, [("Retry-After", retry_after)])
+        now = time.time()
+        for token in [t for t, link in self._document_links.items() if now >= link.expires_at]:
+            del self._document_links[token]
+        token = secrets.token_urlsafe(24)
+        assert call.account is not None
+        identity = call.account.credentials[CREDENTIAL_KEYS[self.code][0]]
+        self._document_links[token] = DocumentLink(
+            call.fields["policy_no"], agency, identity, expires_at=now + self.document_link_seconds
+        )
+        return Response(303, b"", None, [("Location", f"/documents/{token}")])
+
+    def op_document_download(self, call: Call) -> Response:
+        """The PDF behind a live link (it may have expired while the call sat in latency)."""
+        link = self._live_link(call.context.get("token", ""))
+        if link is None:
+            raise Refusal(Refusal.NOT_FOUND, "document link expired")
+        pdf = self._document({"policy_no": link.policy_no}, link.agency)
+        self.document_downloads.append((link.policy_no, "Authorization" in call.request.headers))
+        disposition = ("Content-Disposition", f'inline; filename="{link.policy_no}.pdf"')
+        return Response(200, pdf, PDF, [disposition])
+
+    def _document(self, fields: dict[str, Any], agency: str) -> bytes:
+        known_only = self.state.config["known_policies_only"]
+        return self.ledger.document(fields, agency=agency, known_only=known_only, insurer_name=self.document_name)
 
     def op_unknown(self, call: Call) -> Response:
         return error("NOT_FOUND", f"No route for {call.request.method} {call.request.path}")
@@ -235,6 +407,21 @@ class Deniz(Insurer):
         """429 with ``X-RateLimit-Reset`` (unix seconds, rounded up) and deliberately no Retry-After."""
         response = error("TOO_MANY_REQUESTS")
         response.headers.append(("X-RateLimit-Reset", str(math.ceil(time.time() + (wait_seconds or 0.0)))))
+        return response
+
+    def apply_extra_fault(self, rule: FaultRule, call: Call) -> Response:
+        """Both serve the call as usual and rewrite only part of a successful answer."""
+        response = self.handle(call)
+        if rule.fault == "absolute_location" and response.status == 303:
+            origin = rule.reason if rule.reason is not None else f"http://{call.request.headers.get('Host', '')}"
+            response.headers = [
+                (name, origin + value if name == "Location" else value) for name, value in response.headers
+            ]
+        elif rule.fault == "broken_coverages" and response.status == 200 and call.operation in domain.QUOTE_OPERATIONS:
+            body = json.loads(response.body)
+            body["coverages"] = [*body["coverages"], *BROKEN_COVERAGE_ENTRIES]
+            body["installments"] = [*body["installments"], *BROKEN_INSTALLMENT_ENTRIES]
+            response = Response.json(200, body, response.headers)
         return response
 
     def render_error(self, call: Call, code: str, rule: FaultRule) -> Response:

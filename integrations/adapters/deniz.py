@@ -8,22 +8,33 @@ that sent the request: the engine only sees one attempt, which ends in a policy,
 (when the deadline comes first) an ambiguous "still processing" that makes the next attempt
 look the request up instead of sending it again.
 
-Deniz has no `Retry-After`: a 429 carries `X-RateLimit-Reset`, the unix time its window reopens.
+Deniz has no `Retry-After` on a throttle: a 429 carries `X-RateLimit-Reset`, the unix time its
+window reopens.
+
+A policy's PDF takes two calls: `GET /policies/{no}/document` answers 303 with a link valid for
+60 s, and the link is fetched without credentials (the token in it is the credential, and our
+Basic credentials must never follow a redirect). The channel never follows redirects; this
+adapter follows that one itself, and only to Deniz's own base URL. Before the PDF is made,
+Deniz answers 202 GENERATING with `Retry-After`: a wait it asks for (NOT_READY), not a failure.
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date
 from functools import partial
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 from integrations.adapters.base import (
     InsurerAdapter,
     json_body,
     parse_money,
+    parse_policy_date,
     parse_utc,
     path_part,
     pick,
@@ -31,11 +42,14 @@ from integrations.adapters.base import (
     text,
 )
 from integrations.adapters.registry import register
-from integrations.channel import Call, Channel, Reply
+from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, Call, Channel, Reply
+from integrations.coverages import coverage_entry, installment_entry
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
-from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
-from integrations.waits import parse_reset_epoch
+from integrations.waits import hint_from_retry_after, parse_reset_epoch
+
+logger = logging.getLogger(__name__)
 
 ERROR_TABLE: dict[str, ErrorKind] = {
     "INVALID_REQUEST": ErrorKind.VALIDATION,
@@ -46,6 +60,14 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "TOO_MANY_REQUESTS": ErrorKind.THROTTLED,
     # Not an error code of Deniz's: a policy request that Deniz itself turned down.
     "REJECTED": ErrorKind.BUSINESS_REJECT,
+    # The 202 status of a document still being made: a wait Deniz asks for.
+    "GENERATING": ErrorKind.NOT_READY,
+    # Ours: a document link that answered 404 had expired (or was lost) before we fetched it;
+    # the policy exists (its document call just redirected), so a new attempt gets a new link.
+    "DOCUMENT_LINK_EXPIRED": ErrorKind.UNAVAILABLE,
+    # Ours: a redirect away from Deniz's base URL is not followed (our client would go wherever
+    # the answer says). Left unknown, so it is logged loudly until somebody looks at it.
+    "FOREIGN_REDIRECT": ErrorKind.UNCLASSIFIED,
 }
 
 # What an agent reads (in one set of Turkish words, `Reason`) for Deniz's business refusals.
@@ -62,8 +84,10 @@ PRODUCTS = {"trafik": "TRAFIK", "kasko": "KASKO", "dask": "DASK"}
 VEHICLE_RISK_FIELDS = tuple(f for f in VEHICLE_FIELDS if f != "owner_id")
 KASKO_RISK_FIELDS = tuple(f for f in KASKO_FIELDS if f != "owner_id")
 DASK_RISK_FIELDS = tuple(f for f in DASK_QUOTE_FIELDS if f != "owner_id")
-# Extras a quote answer may carry that are worth keeping with the quote.
-QUOTE_DETAILS = ("coverages", "sum_insured")
+# A DASK quote's sum insured is its earthquake cover's.
+DASK_COVER = "earthquake"
+CURRENCY = "TRY"
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 PROCESSING, ISSUED, REJECTED = "PROCESSING", "ISSUED", "REJECTED"
 REQUEST_STATES = (PROCESSING, ISSUED, REJECTED)
@@ -83,6 +107,8 @@ class _RequestState:
     status: str
     policy_no: str = ""
     reason: str = ""
+    starts_on: date | None = None
+    ends_on: date | None = None
 
 
 @register
@@ -136,12 +162,20 @@ class DenizAdapter(InsurerAdapter):
     def _read_quote(self, reply: Reply) -> Quote:
         body = self._read(reply)
         premium = body["gross_premium"]
+        details: dict[str, Any] = {}
+        if "coverages" in body:
+            details["coverages"] = read_coverages(body["coverages"])
+            sum_insured = next((c["limit"] for c in details["coverages"] if c["code"] == DASK_COVER), None)
+            if sum_insured is not None:
+                details["sum_insured"] = sum_insured
+        if "installments" in body:
+            details["installments"] = read_installments(body["installments"])
         return Quote(
             quote_no=text(body["quote_id"]),
             premium=parse_money(premium["amount"]),
             currency=text(premium["currency"]),
             valid_until=parse_utc(body["expires_at"]),
-            details={k: body[k] for k in QUOTE_DETAILS if k in body},
+            details=details,
         )
 
     def _read_request(self, reply: Reply) -> _RequestState:
@@ -178,9 +212,80 @@ class DenizAdapter(InsurerAdapter):
     def policy_status(self, data: Mapping[str, Any]) -> Policy:
         def read(reply: Reply) -> Policy:
             body = self._read(reply)
-            return Policy(policy_no=text(body["policy_no"]), status=POLICY_STATES[body["state"]])
+            starts_on, ends_on = _period(body)
+            return Policy(
+                policy_no=text(body["policy_no"]),
+                status=POLICY_STATES[body["state"]],
+                starts_on=starts_on,
+                ends_on=ends_on,
+            )
 
         return self.channel.exchange(self._call("GET", f"/policies/{path_part(data.get('policy_no'))}"), read)
+
+    # -- policy documents --------------------------------------------------------------------
+
+    def policy_document(self, data: Mapping[str, Any]) -> Document:
+        """Ask for the document, then fetch the link Deniz redirects to (no credentials)."""
+        policy_no = data.get("policy_no")
+        call = self._call("GET", f"/policies/{path_part(policy_no)}/document")
+        call.max_bytes = MAX_DOCUMENT_RESPONSE_BYTES  # a PDF answered at once is read, too
+        read = partial(self._read_document_answer, policy_no=policy_no, asked=call.path)
+        answer = self.channel.exchange(call, read)
+        if isinstance(answer, Document):
+            return answer
+        # Deliberately no Authorization header: the link needs none, and it is a redirect target.
+        download = Call("GET", answer, name="document_download", max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)
+        return self.channel.exchange(download, partial(self._read_download, policy_no=policy_no))
+
+    def _read_document_answer(self, reply: Reply, *, policy_no: Any, asked: str) -> str | Document:
+        """The link's path on our base URL (303), the PDF itself (a 200 without the detour), or a refusal."""
+        if reply.status in REDIRECTS:
+            return self._link_path(reply, asked)
+        if reply.status == 202:
+            raise _not_ready(reply)
+        if reply.status == 200:
+            return Document(policy_no=text(policy_no), content=reply.content)
+        if 200 < reply.status < 300:
+            raise Refusal(str(reply.status), f"unexpected {reply.status} to a document request")
+        self._read(reply)  # raises the error answer's refusal
+        raise AssertionError("unreachable: _read returns only for 2xx")
+
+    def _link_path(self, reply: Reply, asked: str) -> str:
+        """The redirect's target as a path under our base URL; never another host.
+
+        Location may be a path or an absolute URL (RFC 9110 allows both), resolved against the
+        URL we asked (`asked`, a path under the base URL). Following it anywhere else would let
+        an answer point our client at any host; the channel only sends to the base URL, so the
+        path is all it needs.
+        """
+        location = (reply.headers.get("Location") or "").strip()
+        if not location:
+            raise Refusal("MISSING_LOCATION", f"{reply.status} without a Location header")
+        base = urlsplit(self.channel.base_url)
+        target = urlsplit(urljoin(self.channel.base_url + asked, location))
+        base_path = base.path.rstrip("/")
+        same_origin = (
+            target.scheme.lower() == base.scheme.lower()
+            and target.hostname == base.hostname
+            and _port(target) == _port(base)
+            and target.username is None
+            and target.password is None
+        )
+        if not same_origin or not target.path.startswith(base_path + "/"):
+            raise Refusal("FOREIGN_REDIRECT", "belge bağlantısı Deniz'in adresi dışına yönlendiriyor; izlenmedi")
+        path = target.path[len(base_path) :]
+        return path + (f"?{target.query}" if target.query else "")
+
+    def _read_download(self, reply: Reply, *, policy_no: Any) -> Document:
+        """The PDF behind the link; anything but a PDF is an unreadable answer (Document says so)."""
+        if reply.status == 200:
+            return Document(policy_no=text(policy_no), content=reply.content)
+        if reply.status == 404:
+            raise Refusal("DOCUMENT_LINK_EXPIRED", "belge bağlantısının süresi dolmuş")
+        if 200 < reply.status < 400:
+            raise Refusal(str(reply.status), f"unexpected {reply.status} to a document download")
+        self._read(reply)
+        raise AssertionError("unreachable: _read returns only for 2xx")
 
     # -- issuance ----------------------------------------------------------------------------
 
@@ -261,7 +366,9 @@ class DenizAdapter(InsurerAdapter):
             else:
                 # The read already found time for another poll; a few ms since then cost nothing.
                 pause = self._next_pause(interval) or 0.0
-        return Policy(policy_no=state.policy_no, status=PolicyStatus.ACTIVE)
+        return Policy(
+            policy_no=state.policy_no, status=PolicyStatus.ACTIVE, starts_on=state.starts_on, ends_on=state.ends_on
+        )
 
     def _read_poll(self, reply: Reply, *, interval: float) -> _RequestState:
         return self._settled_or_next_poll(self._read_request(reply), interval)
@@ -319,12 +426,99 @@ def _request_state(body: Any) -> _RequestState:
         raise ValueError(f"unknown policy request status {status!r}")
     if status == ISSUED and not body.get("policy_no"):
         raise ValueError(f"request {body['request_id']} ISSUED without a policy_no")
+    starts_on, ends_on = _period(body)
     return _RequestState(
         request_id=text(body["request_id"]),
         status=status,
         policy_no=text(body.get("policy_no") or ""),
         reason=str(body.get("reason") or ""),
+        starts_on=starts_on,
+        ends_on=ends_on,
     )
+
+
+def _period(body: Mapping[str, Any]) -> tuple[date | None, date | None]:
+    """`"period": {"from", "to"}`; absent or unreadable dates are None, never a failure (the
+    policy stands whatever its period looks like)."""
+    period = body.get("period")
+    if not isinstance(period, dict):
+        return None, None
+    return parse_policy_date(period.get("from")), parse_policy_date(period.get("to"))
+
+
+def _money_amount(value: Any) -> Any:
+    """Deniz writes sums as `{"amount", "currency"}`; a TRY amount, or a bare value, is read."""
+    if not isinstance(value, dict):
+        return value
+    if value.get("currency") not in (None, CURRENCY):
+        raise ValueError(f"amount in {value.get('currency')!r}, not TRY"[:200])
+    return value.get("amount")
+
+
+def read_coverages(raw: Any) -> list[dict[str, Any]]:
+    """Deniz's `coverages` (`{"code", "label", "sum_insured": {"amount", "currency"}}`) in the
+    stored shape. An entry nobody can read is skipped (and logged), never the quote: the premium
+    is what the agent sells, the cover list only describes it."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        logger.warning("deniz: coverages is a %s, not a list; ignored", type(raw).__name__)
+        return []
+    entries = []
+    for item in raw:
+        try:
+            if isinstance(item, str):  # a bare code, as older answers send
+                entries.append(coverage_entry(item))
+            elif isinstance(item, dict):
+                limit = _money_amount(item.get("sum_insured"))
+                entries.append(coverage_entry(item.get("code"), item.get("label"), limit))
+            else:
+                raise ValueError(f"coverage entry is a {type(item).__name__}")
+        except (ValueError, ArithmeticError) as exc:
+            logger.warning("deniz: unreadable coverage entry skipped: %s", str(exc)[:200])
+    return entries
+
+
+def read_installments(raw: Any) -> list[dict[str, Any]]:
+    """Deniz's payment plans, `{"count", "total": {"amount", "currency"}}`; an unreadable plan is
+    skipped (and logged)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        logger.warning("deniz: installments is a %s, not a list; ignored", type(raw).__name__)
+        return []
+    plans = []
+    for item in raw:
+        try:
+            if not isinstance(item, dict):
+                raise ValueError(f"installment entry is a {type(item).__name__}")
+            plans.append(installment_entry(item.get("count"), _money_amount(item.get("total"))))
+        except (ValueError, ArithmeticError) as exc:
+            logger.warning("deniz: unreadable installment skipped: %s", str(exc)[:200])
+    return plans
+
+
+def _port(url: Any) -> int | None:
+    """The URL's port, the scheme's default when none is written (`http://h` is `http://h:80`)."""
+    try:
+        port = url.port
+    except ValueError:
+        return -1  # not a port at all: never equal to a real one
+    return port if port is not None else {"http": 80, "https": 443}.get(url.scheme.lower())
+
+
+def _not_ready(reply: Reply) -> Refusal:
+    """A 202 to a document request: GENERATING (or a status we do not know) with Retry-After."""
+    wait = hint_from_retry_after(reply.headers.get("Retry-After"))
+    try:
+        body = json_body(reply)
+    except Refusal:
+        body = None
+    status = body.get("status") if isinstance(body, dict) else None
+    if isinstance(status, str) and status and status != "GENERATING":
+        # A 202 says "not yet", but a word we do not know is left for an admin to map.
+        return Refusal(status[:64], f"202 with status {status!r}"[:200], wait=wait)
+    return Refusal("GENERATING", "Belge henüz hazırlanıyor", wait=wait, kind=ErrorKind.NOT_READY)
 
 
 def _still_processing(request_id: str, last: InsurerError) -> InsurerError:

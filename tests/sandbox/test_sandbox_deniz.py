@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
+from datetime import date
+from decimal import Decimal
 
 import pytest
 import requests
+
+from sandbox import domain
+from sandbox.deniz import Deniz
 
 from .sandbox_wire import KASKO, TRAFIK, UAVT, YEAR, DenizClient, dask
 
@@ -37,7 +43,7 @@ def test_every_operation_answers_as_the_contract_says(deniz: DenizClient) -> Non
     found = deniz.request("GET", "/policy-requests", params={"client_reference": "ref-a"}).json()
     assert found == {"items": [issued]}
     status = deniz.request("GET", f"/policies/{issued['policy_no']}").json()
-    assert status == {"policy_no": issued["policy_no"], "state": "IN_FORCE"}
+    assert status == {"policy_no": issued["policy_no"], "state": "IN_FORCE", "period": issued["period"]}
 
 
 def test_the_policy_is_counted_once_whatever_the_polling(deniz: DenizClient) -> None:
@@ -259,3 +265,231 @@ def test_poll_and_lookup_faults_answer_like_a_lagging_cluster(
     answer = deniz.request("GET", path, params=params).json()
     assert (answer if operation == "issue_poll" else answer["items"][0])["status"] == "ISSUED"
     assert deniz.server.state.counts()["issued_total"] == 1
+
+
+# --- policy periods (CONTRACTS.md, last section) --------------------------------------------------
+
+
+def test_issued_poll_lookup_and_status_carry_the_policy_period(deniz: DenizClient) -> None:
+    """ISSUED polls, lookup items and GET /policies/{no} say when the policy runs: a year from tomorrow."""
+    request_id = deniz.issue(deniz.quote_no(), ref="ref-period").json()["request_id"]
+    issued = deniz.wait_for(request_id)
+    starts_on, ends_on = domain.policy_period(time.time())
+    expected = {"from": starts_on.isoformat(), "to": ends_on.isoformat()}
+    assert issued["period"] == expected
+    item = deniz.request("GET", "/policy-requests", params={"client_reference": "ref-period"}).json()["items"][0]
+    assert item["period"] == expected
+    assert deniz.request("GET", f"/policies/{issued['policy_no']}").json()["period"] == expected
+
+
+def test_processing_and_rejected_requests_have_no_period(deniz: DenizClient) -> None:
+    deniz.server.state.configure(issuance_processing_seconds=0.3)
+    processing = deniz.issue(deniz.quote_no(), ref="ref-p").json()
+    assert "period" not in deniz.request("GET", f"/policy-requests/{processing['request_id']}").json()
+    rejected = deniz.issue(deniz.quote_no(), ref="ref-r", card="tok_declined").json()
+    assert "period" not in deniz.wait_for(rejected["request_id"])
+
+
+def test_seeded_policy_status_carries_its_seeded_period(deniz: DenizClient) -> None:
+    deniz.server.state.seed_policies(
+        [{"policy_no": "DZ-P-770001", "status": "EXPIRED", "starts_on": "2025-03-01", "ends_on": "2026-03-01"}]
+    )
+    assert deniz.request("GET", "/policies/DZ-P-770001").json() == {
+        "policy_no": "DZ-P-770001",
+        "state": "LAPSED",
+        "period": {"from": "2025-03-01", "to": "2026-03-01"},
+    }
+
+
+# --- coverages and installments -------------------------------------------------------------------
+
+
+def _sum(value: dict | None) -> Decimal | None:
+    if value is None:
+        return None
+    assert value["currency"] == "TRY" and len(value["amount"].split(".")[1]) == 2, value
+    return Decimal(value["amount"])
+
+
+def test_trafik_quote_lists_the_legal_limits(deniz: DenizClient) -> None:
+    coverages = deniz.trafik_quote().json()["coverages"]
+    assert {c["code"]: _sum(c["sum_insured"]) for c in coverages} == domain.TRAFIK_LIMITS
+    assert all(c["label"] for c in coverages)
+
+
+def test_kasko_quote_lists_its_covers_glass_unlimited(deniz: DenizClient) -> None:
+    body = deniz.quote("KASKO", KASKO).json()
+    by_code = {c["code"]: c for c in body["coverages"]}
+    assert list(by_code) == list(domain.KASKO_COVERS)
+    assert by_code["glass"]["sum_insured"] is None
+    vehicle_value = (Decimal(body["gross_premium"]["amount"]) / Decimal("0.028")).quantize(Decimal("0.01"))
+    assert _sum(by_code["collision"]["sum_insured"]) == vehicle_value
+
+
+def test_dask_quote_lists_the_earthquake_cover_with_the_sum_insured(deniz: DenizClient) -> None:
+    body = deniz.quote("DASK", dask("deniz")).json()
+    [cover] = body["coverages"]
+    assert cover["code"] == "earthquake" and cover["label"]
+    assert _sum(cover["sum_insured"]) == Decimal(13500 * 120)
+
+
+def test_quote_offers_installments_with_their_totals(deniz: DenizClient) -> None:
+    body = deniz.trafik_quote().json()
+    premium = Decimal(body["gross_premium"]["amount"])
+    plans = {plan["count"]: _sum(plan["total"]) for plan in body["installments"]}
+    assert plans == dict(domain.installments(premium))
+    assert plans[1] == premium and plans[9] > plans[3] > premium
+
+
+# --- policy documents -----------------------------------------------------------------------------
+
+
+def test_document_redirects_to_a_link_that_needs_no_credentials(deniz: DenizClient) -> None:
+    """303 Location: /documents/{token}; the link answers the policy's PDF without any Authorization."""
+    policy_no = deniz.policy_no()
+    answer = deniz.document(policy_no)
+    assert answer.status_code == 303 and answer.content == b""
+    location = answer.headers["Location"]
+    assert location.startswith("/documents/") and len(location) > len("/documents/") + 16
+    pdf = deniz.download(location)
+    assert pdf.status_code == 200 and pdf.headers["Content-Type"] == "application/pdf"
+    policy = deniz.server.state.ledger.policies[policy_no]
+    expected = domain.policy_pdf(Deniz.document_name, policy_no, policy.starts_on, policy.ends_on)
+    assert hashlib.sha256(pdf.content).hexdigest() == hashlib.sha256(expected).hexdigest()
+    assert deniz.download(location).content == pdf.content  # valid for its 60 s, not single-use
+    counts = deniz.server.state.counts()
+    assert counts["received"]["policy_document"] == 1 and counts["received"]["document_download"] == 2
+    assert (policy_no, False) in deniz.server.insurer.document_downloads
+
+
+def test_each_document_call_gets_its_own_link(deniz: DenizClient) -> None:
+    policy_no = deniz.policy_no()
+    first, second = (deniz.document(policy_no).headers["Location"] for _ in range(2))
+    assert first != second
+
+
+def test_document_not_ready_is_202_generating_with_retry_after(deniz: DenizClient) -> None:
+    """Before the PDF is made: 202 {"status": "GENERATING"}, Retry-After in whole seconds, never 0."""
+    deniz.server.state.configure(document_delay_seconds=2.5)
+    policy_no = deniz.policy_no()
+    answer = deniz.document(policy_no)
+    assert answer.status_code == 202 and answer.json() == {"status": "GENERATING"}
+    assert "Location" not in answer.headers
+    assert 1 <= int(answer.headers["Retry-After"]) <= 3
+    deniz.server.state.configure(document_delay_seconds=0.2)
+    other = deniz.policy_no()
+    assert deniz.document(other).headers["Retry-After"] == "1"
+    time.sleep(0.25)
+    assert deniz.document(other).status_code == 303
+
+
+@pytest.mark.parametrize("policy_no", ["DZ-P-424242", "no-such-policy"])
+def test_document_of_an_unknown_policy_is_404_not_found(deniz: DenizClient, policy_no: str) -> None:
+    answer = deniz.document(policy_no)
+    assert (answer.status_code, answer.json()["code"]) == (404, "NOT_FOUND")
+
+
+def test_another_agencys_policy_has_no_document(deniz: DenizClient) -> None:
+    policy_no = deniz.policy_no()
+    answer = deniz.document(policy_no, auth=("acente2", "deniz-pass-2"))
+    assert (answer.status_code, answer.json()["code"]) == (404, "NOT_FOUND")
+
+
+def test_document_call_needs_credentials(deniz: DenizClient) -> None:
+    answer = deniz.document(deniz.policy_no(), auth=None)
+    assert (answer.status_code, answer.json()["code"]) == (401, "UNAUTHORIZED")
+
+
+def test_document_link_expires(deniz: DenizClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link is valid for document_link_seconds (60 s by default); after that, and for a made-up token, 404."""
+    assert Deniz.document_name == "Deniz Sigorta" and deniz.server.insurer.document_link_seconds == 60.0
+    monkeypatch.setattr(deniz.server.insurer, "document_link_seconds", 0.2)
+    location = deniz.document(deniz.policy_no()).headers["Location"]
+    assert deniz.download(location).status_code == 200
+    time.sleep(0.25)
+    expired = deniz.download(location)
+    assert (expired.status_code, expired.json()["code"]) == (404, "NOT_FOUND")
+    made_up = deniz.download("/documents/not-a-token")
+    assert (made_up.status_code, made_up.json()["code"]) == (404, "NOT_FOUND")
+    assert deniz.server.state.counts()["received"]["document_download"] == 3
+
+
+def test_download_with_credentials_is_served_and_noted(deniz: DenizClient) -> None:
+    """The link ignores an Authorization header; the sandbox notes it so tests can catch a leaking client."""
+    policy_no = deniz.policy_no()
+    location = deniz.document(policy_no).headers["Location"]
+    assert deniz.download(location, auth=("acente1", "deniz-pass-1")).status_code == 200
+    assert (policy_no, True) in deniz.server.insurer.document_downloads
+
+
+@pytest.mark.parametrize(
+    ("operation", "rule", "status"),
+    [
+        ("policy_document", {"fault": "error", "code": "SERVICE_UNAVAILABLE"}, 503),
+        ("policy_document", {"fault": "html", "http_status": 502}, 502),
+        ("document_download", {"fault": "error", "code": "INTERNAL_ERROR"}, 500),
+        ("document_download", {"fault": "garbage"}, 200),
+    ],
+)
+def test_document_routes_take_faults(deniz: DenizClient, operation: str, rule: dict, status: int) -> None:
+    policy_no = deniz.policy_no()
+    location = deniz.document(policy_no).headers["Location"]
+    deniz.server.state.add_faults([{"operation": operation, **rule}])
+    answer = deniz.document(policy_no) if operation == "policy_document" else deniz.download(location)
+    assert answer.status_code == status
+    assert not answer.content.startswith(b"%PDF-")
+    assert deniz.server.state.counts()["faults"] == {operation: 1}
+
+
+def test_document_link_matches_fault_rules_by_policy_no(deniz: DenizClient) -> None:
+    first, second = deniz.policy_no(), deniz.policy_no()
+    deniz.server.state.add_faults(
+        [{"operation": "document_download", "fault": "reset", "match": {"policy_no": second}, "times": None}]
+    )
+    assert deniz.download(deniz.document(first).headers["Location"]).status_code == 200
+    with pytest.raises(requests.exceptions.ConnectionError):
+        deniz.download(deniz.document(second).headers["Location"])
+
+
+def test_document_call_and_download_share_the_accounts_rate(deniz: DenizClient) -> None:
+    """Both are the account's calls: an empty bucket throttles the download too (429 + X-RateLimit-Reset)."""
+    policy_no = deniz.policy_no()
+    deniz.server.state.configure(default_rate_per_second=0.5, default_burst=1)
+    deniz.server.state.add_accounts(
+        [{"agency_code": "ACENTE1", "credentials": {"username": "acente1", "password": "deniz-pass-1"}}]
+    )  # a fresh, full bucket of one token
+    location = deniz.document(policy_no).headers["Location"]
+    throttled = deniz.download(location)
+    assert throttled.status_code == 429 and throttled.json()["code"] == "TOO_MANY_REQUESTS"
+    assert "Retry-After" not in throttled.headers and int(throttled.headers["X-RateLimit-Reset"]) > time.time()
+    assert deniz.server.state.counts()["throttled"] == {"document_download": 1}
+
+
+def test_seeded_policy_has_a_document_with_its_period(deniz: DenizClient) -> None:
+    deniz.server.state.seed_policies(
+        [{"policy_no": "DZ-P-770002", "status": "ACTIVE", "starts_on": "2026-01-15", "ends_on": "2027-01-15"}]
+    )
+    pdf = deniz.download(deniz.document("DZ-P-770002").headers["Location"]).content
+    assert pdf == domain.policy_pdf(Deniz.document_name, "DZ-P-770002", date(2026, 1, 15), date(2027, 1, 15))
+
+
+def test_absolute_location_fault_names_the_link_as_an_absolute_url(deniz: DenizClient) -> None:
+    policy_no = deniz.policy_no()
+    deniz.server.state.add_faults(
+        [
+            {"operation": "policy_document", "fault": "absolute_location"},
+            {"operation": "policy_document", "fault": "absolute_location", "reason": "http://evil.example"},
+        ]
+    )
+    own = deniz.document(policy_no).headers["Location"]
+    assert own.startswith(deniz.url + "/documents/")
+    assert deniz.http.get(own, timeout=5).status_code == 200
+    assert deniz.document(policy_no).headers["Location"].startswith("http://evil.example/documents/")
+
+
+def test_broken_coverages_fault_appends_unreadable_entries(deniz: DenizClient) -> None:
+    deniz.server.state.add_faults([{"operation": "trafik_quote", "fault": "broken_coverages"}])
+    body = deniz.trafik_quote().json()
+    assert body["coverages"][:3] == deniz.trafik_quote().json()["coverages"][:3]
+    assert None in body["coverages"] and 42 in body["coverages"]
+    assert "12" in body["installments"]

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import logging
 import time
-from datetime import UTC
+from datetime import UTC, date
 from decimal import Decimal
 
 import pytest
 
+from integrations.adapters.deniz import ERROR_TABLE, DenizAdapter
+from integrations.channel import CallContext, Channel
+from integrations.coverages import COVERAGE_NAMES_TR
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.policies import clear_policy_cache
-from integrations.results import Address, Policy, PolicyStatus, Quote
+from integrations.recording import BufferedRecorder
+from integrations.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.services.calls import insurer_operation_run, new_reference
 from integrations.taxonomy import ErrorClass, ErrorKind
+from sandbox import deniz as deniz_sandbox
+from sandbox import domain
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -138,10 +146,14 @@ def test_issue_policy_polls_the_accepted_request_until_issued(run, deniz):
 )
 def test_policy_status_maps_deniz_states(run, deniz, stored, expected):
     """IN_FORCE, CANCELLED and LAPSED become ACTIVE, CANCELLED and EXPIRED."""
-    deniz.state.seed_policies([{"policy_no": "DZ-P-990001", "status": stored}])
+    deniz.state.seed_policies(
+        [{"policy_no": "DZ-P-990001", "status": stored, "starts_on": "2025-06-01", "ends_on": "2026-06-01"}]
+    )
     outcome = run("policy_status", {"policy_no": "DZ-P-990001"})
     assert outcome.ok, outcome.to_json()
-    assert outcome.result == Policy(policy_no="DZ-P-990001", status=expected)
+    assert outcome.result == Policy(
+        policy_no="DZ-P-990001", status=expected, starts_on=date(2025, 6, 1), ends_on=date(2026, 6, 1)
+    )
 
 
 # --- error table ---------------------------------------------------------------------------------
@@ -394,3 +406,279 @@ def test_lookup_of_an_unknown_reference_sends_the_request(run, deniz):
     assert outcome.ok, outcome.to_json()
     assert calls_made()[1:4] == ["main", "lookup", "main"]
     assert deniz.state.counts()["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+
+
+# --- policy periods ----------------------------------------------------------------------------
+
+
+def ledger_period(deniz, policy_no: str) -> tuple[date, date]:
+    policy = deniz.state.ledger.policies[policy_no]
+    return policy.starts_on, policy.ends_on
+
+
+def test_issued_policy_carries_its_period(run, deniz):
+    """The ISSUED poll's period.from/to become the Policy's starts_on/ends_on."""
+    outcome = run("issue_policy", issue_data(trafik_quote_no(run)), reference=new_reference())
+    assert outcome.ok, outcome.to_json()
+    policy = outcome.result
+    assert (policy.starts_on, policy.ends_on) == ledger_period(deniz, policy.policy_no)
+    assert policy.to_json()["starts_on"] == policy.starts_on.isoformat()
+
+
+def test_policy_status_of_an_issued_policy_carries_its_period(run, deniz):
+    issued = run("issue_policy", issue_data(trafik_quote_no(run)), reference=new_reference()).result
+    outcome = run("policy_status", {"policy_no": issued.policy_no})
+    assert outcome.ok, outcome.to_json()
+    assert (outcome.result.starts_on, outcome.result.ends_on) == ledger_period(deniz, issued.policy_no)
+
+
+@pytest.fixture
+def adapter(deniz, endpoint_for):
+    """A bare Deniz adapter (no engine), for the calls the engine only makes in corners."""
+    context = CallContext(insurer_code="deniz", operation="issue_policy")
+    channel = Channel(base_url=deniz.base_url, context=context, recorder=BufferedRecorder(), error_table=ERROR_TABLE)
+    return DenizAdapter(channel=channel, credentials=endpoint_for("deniz").credentials)
+
+
+def test_found_issued_policy_carries_its_period(run, deniz, adapter):
+    """find_issued_policy reads the period of the lookup's ISSUED item."""
+    reference = new_reference()
+    issued = run("issue_policy", issue_data(trafik_quote_no(run)), reference=reference).result
+    found = adapter.find_issued_policy({}, reference=reference)
+    assert found == issued
+    assert (found.starts_on, found.ends_on) == ledger_period(deniz, issued.policy_no)
+    assert deniz.state.counts()["received"]["issue_lookup"] == 1
+
+
+def test_lookup_after_a_lost_answer_reads_the_period(run, deniz, short_issuance_policy):
+    """Commit, then drop: the lookup path's policy has its period too."""
+    short_issuance_policy()
+    quote_no = trafik_quote_no(run)
+    deniz.state.add_faults([{"operation": "issue_policy", "fault": "commit_then_drop", "drop": "reset"}])
+    outcome = run("issue_policy", issue_data(quote_no), reference=new_reference())
+    assert outcome.ok, outcome.to_json()
+    assert (outcome.result.starts_on, outcome.result.ends_on) == ledger_period(deniz, outcome.result.policy_no)
+
+
+def test_unreadable_period_leaves_the_policy_standing(deniz, adapter, monkeypatch):
+    """A period in no form we read is None, never a failed call (a failed issuance could be re-sent)."""
+    deniz.state.seed_policies([{"policy_no": "DZ-P-990002", "status": "ACTIVE"}])
+    monkeypatch.setattr(deniz_sandbox, "period", lambda policy: {"from": "yarın", "to": None})
+    policy = adapter.policy_status({"policy_no": "DZ-P-990002"})
+    assert policy == Policy(policy_no="DZ-P-990002", status=PolicyStatus.ACTIVE)
+
+
+# --- coverages and installments -------------------------------------------------------------------
+
+
+def test_trafik_quote_keeps_the_legal_limits_as_coverages(run):
+    details = run("trafik_quote", samples.TRAFIK).result.details
+    assert details["coverages"] == [
+        {"code": code, "name": COVERAGE_NAMES_TR[code], "limit": str(limit.quantize(Decimal("0.01")))}
+        for code, limit in domain.TRAFIK_LIMITS.items()
+    ]
+
+
+def test_kasko_quote_coverages_unlimited_glass_is_none(run):
+    coverages = {c["code"]: c for c in run("kasko_quote", samples.KASKO).result.details["coverages"]}
+    assert list(coverages) == list(domain.KASKO_COVERS)
+    assert coverages["glass"]["limit"] is None and coverages["collision"]["name"] == "Çarpışma"
+    assert Decimal(coverages["theft"]["limit"]) > 0
+
+
+def test_dask_quote_keeps_the_earthquake_cover_and_the_sum_insured(run):
+    building_id = run("dask_address", samples.DASK_ADDRESS).result.building_id
+    quote = run("dask_quote", {**samples.DASK_ADDRESS, "building_id": building_id, **samples.DASK_RISK}).result
+    [cover] = quote.details["coverages"]
+    assert cover["code"] == "earthquake" and cover["name"] == COVERAGE_NAMES_TR["earthquake"]
+    assert Decimal(cover["limit"]) > 0 and quote.details["sum_insured"] == cover["limit"]
+
+
+def test_quote_keeps_the_installment_plans(run):
+    quote = run("trafik_quote", samples.TRAFIK).result
+    plans = quote.details["installments"]
+    assert plans == [{"count": count, "total": str(total)} for count, total in domain.installments(quote.premium)]
+    assert plans[0] == {"count": 1, "total": str(quote.premium)}
+
+
+def test_unreadable_coverage_and_installment_entries_are_skipped_not_the_quote(run, deniz, caplog):
+    """Entries without a code, with a word for a limit, in EUR, or not objects: skipped and logged."""
+    deniz.state.add_faults([{"operation": "trafik_quote", "fault": "broken_coverages"}])
+    with caplog.at_level(logging.WARNING, logger="integrations.adapters.deniz"):
+        outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.ok, outcome.to_json()
+    assert [c["code"] for c in outcome.result.details["coverages"]] == list(domain.TRAFIK_LIMITS)
+    assert [p["count"] for p in outcome.result.details["installments"]] == [1, 3, 6, 9]
+    skipped = [r for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(skipped) == 9  # five coverage entries, four installment entries
+
+
+# --- policy documents ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sent_headers():
+    """(path, carried Authorization?) for every request the channel's session sent to Deniz."""
+    from urllib.parse import urlsplit
+
+    from integrations.channel import _session
+
+    seen: list[tuple[str, bool]] = []
+
+    def hook(response, *args, **kwargs):
+        seen.append((urlsplit(response.request.url).path, "Authorization" in response.request.headers))
+
+    session = _session()
+    session.hooks["response"].append(hook)
+    yield seen
+    session.hooks["response"].remove(hook)
+
+
+@pytest.fixture
+def document_policy(seeded_accounts):
+    """The policy in force for Deniz documents, with overrides (e.g. a single try)."""
+
+    def apply(**overrides):
+        values = {"attempt_timeout": 2.0, "deadline": 15.0, "base_delay": 0.1, "max_delay": 0.5, "max_attempts": 4}
+        OperationPolicy.objects.update_or_create(
+            insurer=Insurer.objects.get(code="deniz"), operation="policy_document", defaults={**values, **overrides}
+        )
+        clear_policy_cache()
+
+    yield apply
+    clear_policy_cache()
+
+
+def issued_policy_no(run) -> str:
+    outcome = run("issue_policy", issue_data(trafik_quote_no(run)), reference=new_reference())
+    assert outcome.ok, outcome.to_json()
+    return outcome.result.policy_no
+
+
+def expected_pdf(deniz, policy_no: str) -> bytes:
+    starts_on, ends_on = ledger_period(deniz, policy_no)
+    return domain.policy_pdf("Deniz Sigorta", policy_no, starts_on, ends_on)
+
+
+def test_document_follows_the_redirect_without_credentials(run, deniz, sent_headers):
+    """303 to /documents/{token}, fetched with no Authorization: the sandbox's PDF, byte for byte."""
+    policy_no = issued_policy_no(run)
+    outcome = run("policy_document", {"policy_no": policy_no})
+    assert outcome.ok, outcome.to_json()
+    document = outcome.result
+    assert isinstance(document, Document) and document.policy_no == policy_no
+    assert document.sha256 == hashlib.sha256(expected_pdf(deniz, policy_no)).hexdigest()
+    assert outcome.to_json()["result"]["sha256"] == document.sha256
+    assert outcome.attempts == 1
+    rows = list(Attempt.objects.filter(operation="policy_document").order_by("started_at", "id"))
+    assert [(r.call, r.ok, r.http_status) for r in rows] == [("main", True, 303), ("document_download", True, 200)]
+    # No credentials went to the link: as the sandbox saw it, and as our session sent it.
+    assert deniz.insurer.document_downloads[-1] == (policy_no, False)
+    document_paths = [(path, auth) for path, auth in sent_headers if "/document" in path]
+    assert document_paths[0] == (f"/policies/{policy_no}/document", True)
+    assert document_paths[1][0].startswith("/documents/") and document_paths[1][1] is False
+    counts = deniz.state.counts()
+    assert counts["received"]["policy_document"] == 1 and counts["received"]["document_download"] == 1
+
+
+def test_document_not_ready_waits_for_retry_after_and_succeeds(run, deniz, document_policy, recording_sleep):
+    """202 GENERATING is a wait Deniz asks for: logged as not_ready, slept per Retry-After, never a failed try."""
+    document_policy(max_attempts=1)  # a NOT_READY counted as a failure would end the run here
+    deniz.state.configure(document_delay_seconds=1.2)
+    policy_no = issued_policy_no(run)
+    outcome = run("policy_document", {"policy_no": policy_no}, sleep=recording_sleep)
+    assert outcome.ok, outcome.to_json()
+    assert outcome.result.sha256 == hashlib.sha256(expected_pdf(deniz, policy_no)).hexdigest()
+    first, *rest = Attempt.objects.filter(operation="policy_document").order_by("started_at", "id")
+    assert (first.call, first.http_status, first.provider_code) == ("main", 202, "GENERATING")
+    assert (first.error_kind, first.error_class, first.ambiguous) == ("not_ready", "retryable", False)
+    assert first.wait_reason == "signal:Retry-After"
+    assert recording_sleep.waits[0] == pytest.approx(first.wait_seconds, abs=0.001)
+    assert recording_sleep.waits[0] >= 1.0  # Retry-After: ceil(seconds left), at least 1
+    assert [(r.call, r.ok) for r in rest] == [("main", True), ("document_download", True)]
+    assert outcome.attempts == 2
+
+
+def test_document_of_an_unknown_policy_is_permanent_not_found(run, deniz):
+    outcome = run("policy_document", {"policy_no": "DZ-P-404404"})
+    assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (
+        ErrorClass.PERMANENT,
+        ErrorKind.NOT_FOUND,
+        "NOT_FOUND",
+    )
+    assert outcome.attempts == 1
+    assert deniz.state.counts()["received"] == {"policy_document": 1}
+
+
+def test_absolute_location_on_our_own_base_url_is_followed(run, deniz):
+    """Location may be an absolute URL: on the insurer's own origin it is fetched like a path."""
+    policy_no = issued_policy_no(run)
+    deniz.state.add_faults([{"operation": "policy_document", "fault": "absolute_location"}])
+    outcome = run("policy_document", {"policy_no": policy_no})
+    assert outcome.ok, outcome.to_json()
+    assert deniz.state.counts()["faults"] == {"policy_document": 1}
+    assert deniz.state.counts()["received"]["document_download"] == 1
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://evil.example",
+        "//evil.example",
+        "https://{host}",
+        "http://127.0.0.2:{port}",
+        "http://{host}@evil.example",
+        "http://127.0.0.1:{other_port}",
+    ],
+)
+def test_location_off_our_base_url_is_not_followed(run, deniz, origin):
+    """A link on another host, scheme or port is refused (never fetched, credentials or not): unknown, logged."""
+    host = deniz.base_url.removeprefix("http://")
+    port = int(host.rsplit(":", 1)[1])
+    origin = origin.format(host=host, port=port, other_port=port + 1 if port < 65535 else port - 1)
+    policy_no = issued_policy_no(run)
+    deniz.state.add_faults([{"operation": "policy_document", "fault": "absolute_location", "reason": origin}])
+    outcome = run("policy_document", {"policy_no": policy_no}, sleep=lambda s: None)
+    assert outcome.ok, outcome.to_json()  # the retry gets an honest link
+    refused = Attempt.objects.get(operation="policy_document", call="main", ok=False)
+    assert (refused.provider_code, refused.error_class, refused.http_status) == ("FOREIGN_REDIRECT", "unknown", 303)
+    assert deniz.state.counts()["received"]["document_download"] == 1  # only the honest link's
+    # Nothing was sent to the foreign link: the one download is the honest link's, here.
+    assert list(Attempt.objects.filter(call="document_download").values_list("ok", flat=True)) == [True]
+
+
+def test_expired_link_is_retried_with_a_new_one(run, deniz, monkeypatch):
+    """A link that expired before we fetched it (404) is retryable: the next attempt asks for a new one."""
+    policy_no = issued_policy_no(run)
+    monkeypatch.setattr(deniz.insurer, "document_link_seconds", 0.2)
+    deniz.state.add_faults([{"operation": "document_download", "fault": "latency", "seconds": 0.4}])
+    outcome = run("policy_document", {"policy_no": policy_no}, sleep=lambda s: None)
+    assert outcome.ok, outcome.to_json()
+    rows = list(Attempt.objects.filter(operation="policy_document").order_by("started_at", "id"))
+    assert [(r.call, r.provider_code or "ok") for r in rows] == [
+        ("main", "ok"),
+        ("document_download", "DOCUMENT_LINK_EXPIRED"),
+        ("main", "ok"),
+        ("document_download", "ok"),
+    ]
+    assert rows[1].error_kind == "unavailable" and rows[1].http_status == 404
+    assert deniz.state.counts()["received"]["policy_document"] == 2
+
+
+@pytest.mark.parametrize("fault", ["garbage", "empty"])
+def test_download_that_is_not_a_pdf_is_malformed_unknown(run, deniz, fault):
+    policy_no = issued_policy_no(run)
+    deniz.state.add_faults([{"operation": "document_download", "fault": fault, "times": None}])
+    outcome = run("policy_document", {"policy_no": policy_no}, sleep=lambda s: None)
+    assert (outcome.error.error_class, outcome.error.provider_code) == (ErrorClass.UNKNOWN, "MALFORMED_RESPONSE")
+    assert outcome.attempts == 2  # the unknown cap
+
+
+def test_throttled_document_call_waits_for_the_reset(run, deniz, recording_sleep):
+    """The document call is rate limited like the others: 429 + X-RateLimit-Reset, then the document."""
+    policy_no = issued_policy_no(run)
+    deniz.state.add_faults([{"operation": "policy_document", "fault": "throttle", "wait_seconds": 1}])
+    outcome = run("policy_document", {"policy_no": policy_no}, sleep=recording_sleep)
+    assert outcome.ok, outcome.to_json()
+    throttled = Attempt.objects.filter(operation="policy_document").order_by("started_at", "id").first()
+    assert (throttled.error_kind, throttled.wait_reason) == ("throttled", "signal:X-RateLimit-Reset")
