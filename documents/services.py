@@ -46,6 +46,7 @@ from integrations.services.work import (
 )
 from integrations.taxonomy import ErrorKind, InsurerError
 from integrations.work import WorkState
+from notifications.services import notify_document_ready
 from quotes.models import Policy
 from quotes.services.quote_requests import agency_of
 
@@ -266,6 +267,10 @@ def document_ready(document: PolicyDocument) -> None:
     Whatever it does must not raise into the worker; the document is stored either way.
     """
     logger.info("policy document ready: policy %s (%s)", document.policy_id, document.policy.policy_no)
+    try:
+        notify_document_ready(document)
+    except Exception:
+        logger.exception("policy document %s: the ready notification failed", document.pk)
 
 
 DOCUMENT_WORK = WorkKind(model=PolicyDocument, call=_document_call, on_success=_document_stored)

@@ -110,9 +110,6 @@ MALFORMED_INSTALLMENTS = [
     {"taksit_sayisi": 99, "toplam": "100.00"},
     None,
 ]
-# The issuer printed on the policy PDF (ASCII: the sandbox's stand-in PDF has no Turkish font).
-DOCUMENT_ISSUER = "Cinar Sigorta A.S."
-
 
 def turkish_date(value: date) -> str:
     """Çınar writes calendar dates day.month.year (``01.12.2026``)."""
@@ -165,6 +162,7 @@ def validation_code(platform_field: str) -> str:
 class Cinar(Insurer):
     code = "cinar"
     prefix = "CN"
+    document_name = "Çınar Sigorta"  # printed on the policy PDFs
     operations = (*BUSINESS_OPERATIONS, "token")
     committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST"})
     extra_fault_kinds = ANSWER_VARIANTS
@@ -273,7 +271,7 @@ class Cinar(Insurer):
                 call.fields,
                 agency=self.agency(call),
                 known_only=self.state.config["known_policies_only"],
-                insurer_name=DOCUMENT_ISSUER,
+                insurer_name=self.document_name,
             )
         except DocumentNotReady as not_ready:
             return fail("DOC_NOT_READY", data={"retry_after_seconds": max(1, math.ceil(not_ready.seconds))})

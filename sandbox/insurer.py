@@ -131,6 +131,8 @@ class Insurer:
 
     code: ClassVar[str]
     prefix: ClassVar[str]
+    # The insurer's name as printed on its policy PDFs (`Ledger.document`).
+    document_name: ClassVar[str]
     content_type: ClassVar[str] = JSON
     operations: ClassVar[tuple[str, ...]]
     extra_fault_kinds: ClassVar[frozenset[str]] = frozenset()

@@ -41,8 +41,10 @@ from integrations.services.work import (
 )
 from integrations.taxonomy import ErrorKind, InsurerError
 from integrations.work import WorkItem, WorkState
+from notifications.services import notify_policy_ended
 from quotes.models import Issuance, Policy
 from quotes.services.issuance import issuance_replay_prepare
+from quotes.services.policies import policy_period_store
 from sync.models import SyncItem, SyncRun
 
 logger = logging.getLogger(__name__)
@@ -186,6 +188,21 @@ def _store_status(item: SyncItem, outcome: Outcome) -> None:
     if not work_mark_submitted(item, previous_status=policy.status, observed_status=status):
         return  # our lease was taken back and another worker owns the item now
     Policy.objects.filter(pk=policy.pk).update(status=status, last_synced_at=timezone.now())
+    policy_period_store(policy, outcome.result)
+    if status != policy.status and status in ENDED_STATUSES:
+        policy.status = status
+        transaction.on_commit(lambda: _notify_ended(policy))
+
+
+# What the nightly sync tells the agency about: a policy it found ended at its insurer.
+ENDED_STATUSES = (Policy.Status.CANCELLED, Policy.Status.EXPIRED)
+
+
+def _notify_ended(policy: Policy) -> None:
+    try:
+        notify_policy_ended(policy)
+    except Exception:
+        logger.exception("policy %s: the ended notification failed", policy.pk)
 
 
 SYNC_WORK = WorkKind(model=SyncItem, call=_ask_insurer, on_success=_store_status)
@@ -278,11 +295,12 @@ def sync_runs_close() -> list[int]:
 
 
 def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
-    """Pump sync items and issuances for `seconds` (a task scheduled every minute), so a retry
+    """Pump sync items, issuances and policy documents for `seconds` (a task scheduled every minute), so a retry
     starts about a second after it is due rather than up to a minute later.
 
     Kept well inside django-q2's task timeout, or the cluster would kill the pump mid-pass.
     """
+    from documents.services import documents_pump
     from quotes.services.issuance import issuance_pump
 
     seconds = min(seconds, max(settings.Q_CLUSTER["timeout"] - 10, 1))
@@ -293,7 +311,7 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
     moved = 0
     while not stopping.is_set():
         try:
-            moved += len(sync_pump()) + len(issuance_pump())
+            moved += len(sync_pump()) + len(issuance_pump()) + len(documents_pump())
         except DatabaseError:
             # A busy database (SQLite's lock) must not cost the rest of this minute's pumping.
             logger.exception("work pump pass failed; trying again")

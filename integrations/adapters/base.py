@@ -153,10 +153,10 @@ class InsurerAdapter(ABC):
     @abstractmethod
     def policy_status(self, data: Mapping[str, Any]) -> Policy: ...
 
+    @abstractmethod
     def policy_document(self, data: Mapping[str, Any]) -> Document:
         """The PDF of policy `data["policy_no"]`. "Not ready yet" is a `Refusal` whose code the
         adapter's table maps to `ErrorKind.NOT_READY`, with the insurer's wait when it gives one."""
-        raise NotImplementedError  # TEMPORARY until all four adapters implement it; then abstract
 
     @abstractmethod
     def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:

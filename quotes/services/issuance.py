@@ -28,6 +28,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from documents.services import document_request
+from integrations import results
 from integrations.credentials import decrypt_secret, encrypt_secret
 from integrations.engine import Outcome
 from integrations.policies import policy_for
@@ -45,7 +47,9 @@ from integrations.services.work import (
 )
 from integrations.taxonomy import ErrorKind, InsurerError
 from integrations.work import WorkState
+from notifications.services import notify_issuance_outcome
 from quotes.models import InsurerQuote, Issuance, Policy
+from quotes.services.policies import policy_period_store
 from quotes.services.quote_requests import agency_of
 
 logger = logging.getLogger(__name__)
@@ -144,6 +148,8 @@ def issuance_process(issuance_id: int) -> str:
             return Issuance.objects.get(pk=issuance_id).state
         issuance.refresh_from_db()
         state = work_try(ISSUANCE_WORK, issuance, insurer_code=account.insurer.code, policy=policy)
+        if state in NOTIFIED_STATES:
+            _notify_outcome(issuance_id)
         if state != WorkState.PENDING or stopping.is_set():
             return state
         due = Issuance.objects.values_list("next_attempt_at", flat=True).get(pk=issuance_id)
@@ -152,6 +158,20 @@ def issuance_process(issuance_id: int) -> str:
             return state
         if stopping.wait(wait + 0.01) or not work_promote_one(Issuance, issuance_id):
             return Issuance.objects.get(pk=issuance_id).state
+
+
+# Where an issuance ends for the agent who asked: issued, refused, or waiting for a person.
+NOTIFIED_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
+
+
+def _notify_outcome(issuance_id: int) -> None:
+    """Tell the agent, who may have left the page; a notification failing never costs the issuance."""
+    try:
+        notify_issuance_outcome(
+            Issuance.objects.select_related("insurer_quote__insurer", "requested_by").get(pk=issuance_id)
+        )
+    except Exception:
+        logger.exception("issuance %s: the outcome notification failed", issuance_id)
 
 
 def payload_without_token(payload: dict) -> dict:
@@ -206,7 +226,7 @@ def _issuance_call(issuance: Issuance, permit: str) -> Outcome:
 
 
 def _issuance_stored(issuance: Issuance, outcome: Outcome) -> None:
-    _store_policy(issuance, issuance.insurer_quote.account, outcome.result.policy_no, outcome.result.status.value)
+    _store_policy(issuance, issuance.insurer_quote.account, outcome.result)
 
 
 def _issuance_note(issuance: Issuance, error: InsurerError, outcome: Outcome | None) -> str:
@@ -227,27 +247,32 @@ ISSUANCE_WORK = WorkKind(
 
 
 @transaction.atomic
-def _store_policy(issuance: Issuance, account: Any, policy_no: str, status: str) -> None:
+def _store_policy(issuance: Issuance, account: Any, result: results.Policy) -> None:
+    """The policy, its period and its customer, in the statement-group that marks the issuance
+    submitted; the PDF is asked for right after (a durable record of its own)."""
     # The token goes in the same statement that marks the issuance submitted.
     payload = payload_without_token(issuance.payload)
-    if not work_mark_submitted(issuance, policy_no=policy_no, payload=payload):
+    if not work_mark_submitted(issuance, policy_no=result.policy_no, payload=payload):
         return
     issuance.payload = payload
     request = issuance.quote_request
-    Policy.objects.get_or_create(
+    policy, _ = Policy.objects.get_or_create(
         insurer=account.insurer,
-        policy_no=policy_no,
+        policy_no=result.policy_no,
         defaults={
             "agency": issuance.agency,
             "account": account,
             "product": request.product,
-            "status": status,
+            "status": result.status.value,
             "issuance": issuance,
             "plate": request.plate,
             "owner_id": request.owner_id,
+            "customer_id": request.customer_id,
             "premium": issuance.insurer_quote.premium,
         },
     )
+    policy_period_store(policy, result)
+    document_request(policy=policy)  # idempotent; its fetch is sent after the commit
 
 
 def issuance_replay_prepare(queryset: QuerySet[Issuance]) -> None:

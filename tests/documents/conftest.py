@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
+from documents.models import PolicyDocument
 from integrations.adapters.registry import registered_codes
 from integrations.models import Insurer, OperationPolicy
 from integrations.policies import clear_policy_cache
@@ -42,9 +43,13 @@ def quick_document_policy(seeded_accounts):
 
 @pytest.fixture
 def issue(agents, sandbox, quick_issuance_policy, quick_document_policy) -> Callable[..., Policy]:  # noqa: F811
-    """Issue a trafik policy at `code` for ACENTE1 (or `agency`) through the quote desk's services."""
+    """Issue a trafik policy at `code` for ACENTE1 (or `agency`) through the quote desk's services.
 
-    def make(code: str, agency: str = "ACENTE1") -> Policy:
+    Issuing asks for the policy's document at once (tests/quotes/test_issuance_followups.py);
+    these tests start from a policy without one, unless `with_document`.
+    """
+
+    def make(code: str, agency: str = "ACENTE1", *, with_document: bool = False) -> Policy:
         user = agents[agency]
         request = quote_requests.quote_request_create(user=user, product="trafik", data=samples.TRAFIK)
         row = request.insurer_quotes.get(insurer__code=code)
@@ -53,7 +58,10 @@ def issue(agents, sandbox, quick_issuance_policy, quick_document_policy) -> Call
             user=user, insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN
         )
         assert issuance_service.issuance_process(issuance.pk) == "SUBMITTED"
-        return Policy.objects.select_related("insurer", "account__insurer", "agency").get(issuance=issuance)
+        policy = Policy.objects.select_related("insurer", "account__insurer", "agency").get(issuance=issuance)
+        if not with_document:
+            PolicyDocument.objects.filter(policy=policy).delete()
+        return policy
 
     return make
 

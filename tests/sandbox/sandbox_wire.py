@@ -80,6 +80,15 @@ class AnkaClient:
             **kw,
         )
 
+    def policy_no(self, **kw: Any) -> str:
+        """A freshly issued policy's number."""
+        response = self.issue(self.quote_no(**kw), key=f"idem-{time.monotonic_ns()}", **kw)
+        assert response.status_code == 201, response.text
+        return response.json()["policy_no"]
+
+    def document(self, policy_no: str, **kw: Any) -> requests.Response:
+        return self.request("GET", f"/v1/policies/{policy_no}/document", **kw)
+
 
 BOGAZICI_ELEMENTS = {
     "plate": "Plaka",
@@ -144,7 +153,14 @@ class BogaziciClient:
         out: dict[str, Any] = {}
         for child in sonuc:
             name = child.tag.removeprefix(self.B)
-            out[name] = [t.text for t in child] if name == "Teminatlar" else child.text
+            if name in ("Teminatlar", "Taksitler"):
+                # A <Teminat>/<Taksit> with children becomes a dict of them; an older bare one, its text.
+                out[name] = [
+                    {part.tag.removeprefix(self.B): part.text for part in item} if len(item) else item.text
+                    for item in child
+                ]
+            else:
+                out[name] = child.text
         return out
 
     def call(self, islem: str, fields: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
@@ -160,6 +176,15 @@ class BogaziciClient:
 
     def issue(self, quote_no: str, *, card: str = "tok_ok", **kw: Any) -> requests.Response:
         return self.request("Policelestir", {"quote_no": quote_no, "payment_token": card}, **kw)
+
+    def policy_no(self, **kw: Any) -> str:
+        """A freshly issued policy's number."""
+        result = self.result(self.issue(self.quote_no(**kw), **kw))
+        assert result["Basarili"] == "true", result
+        return result["PoliceNo"]
+
+    def document(self, policy_no: str, **kw: Any) -> requests.Response:
+        return self.request("PoliceBasim", {"policy_no": policy_no}, **kw)
 
 
 CINAR_FIELDS = {
@@ -233,6 +258,15 @@ class CinarClient:
     def issue(self, quote_no: str, *, ref: str = "ref-1", card: str = "tok_ok", **kw: Any) -> requests.Response:
         return self.request("police-olustur", {"teklif_no": quote_no, "odeme_token": card, "request_ref": ref}, **kw)
 
+    def policy_no(self, **kw: Any) -> str:
+        """A freshly issued policy's number."""
+        body = self.issue(self.quote_no(**kw), ref=f"ref-{time.monotonic_ns()}", **kw).json()
+        assert body["success"], body
+        return body["data"]["police_no"]
+
+    def document(self, policy_no: str, **kw: Any) -> requests.Response:
+        return self.request("police-pdf", {"police_no": policy_no}, **kw)
+
 
 class DenizClient:
     code = "deniz"
@@ -249,8 +283,18 @@ class DenizClient:
         auth: tuple[str, str] | None = ("acente1", "deniz-pass-1"),
         params: dict[str, str] | None = None,
         timeout: float = 5,
+        allow_redirects: bool = False,
     ) -> requests.Response:
-        return self.http.request(method, self.url + path, json=json, auth=auth, params=params, timeout=timeout)
+        # Redirects are never followed here: a test sees the 303 and decides what to send next.
+        return self.http.request(
+            method,
+            self.url + path,
+            json=json,
+            auth=auth,
+            params=params,
+            timeout=timeout,
+            allow_redirects=allow_redirects,
+        )
 
     @staticmethod
     def quote_body(product: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -279,6 +323,23 @@ class DenizClient:
             if body["status"] != "PROCESSING" or time.monotonic() > deadline:
                 return body
             time.sleep(0.02)
+
+    def policy_no(self, **kw: Any) -> str:
+        """A freshly issued policy's number (quote, 202, polled to ISSUED)."""
+        kw.setdefault("ref", f"ref-{time.monotonic_ns()}")
+        request_id = self.issue(self.quote_no(), **kw).json()["request_id"]
+        issued = self.wait_for(request_id)
+        assert issued["status"] == "ISSUED", issued
+        return issued["policy_no"]
+
+    def document(self, policy_no: str, **kw: Any) -> requests.Response:
+        """``GET /policies/{no}/document``: 303 to a link, 202 GENERATING, or an error."""
+        return self.request("GET", f"/policies/{policy_no}/document", **kw)
+
+    def download(self, location: str, **kw: Any) -> requests.Response:
+        """Fetch a document link, without credentials (the contract says it needs none)."""
+        kw.setdefault("auth", None)
+        return self.request("GET", location, **kw)
 
 
 CLIENTS = {"anka": AnkaClient, "bogazici": BogaziciClient, "cinar": CinarClient, "deniz": DenizClient}

@@ -23,7 +23,7 @@ from integrations.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.services.calls import insurer_operation_run, new_reference
 from integrations.taxonomy import ErrorClass, ErrorKind
 from sandbox import domain
-from sandbox.cinar import DOCUMENT_ISSUER
+from sandbox.cinar import Cinar
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -635,7 +635,7 @@ def issued_policy_no(run) -> str:
 
 
 def expected_pdf_sha256(server, policy_no: str) -> str:
-    return hashlib.sha256(domain.policy_pdf(DOCUMENT_ISSUER, policy_no, *ledger_period(server, policy_no))).hexdigest()
+    return hashlib.sha256(domain.policy_pdf(Cinar.document_name, policy_no, *ledger_period(server, policy_no))).hexdigest()
 
 
 def test_policy_document_is_the_insurers_pdf(run, server):

@@ -1,0 +1,66 @@
+"""What an issuance leaves behind besides the policy number: the policy's period and customer,
+its document on the way, and a notification for the agent who asked (who may have left)."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import mail
+
+from customers.models import Customer
+from documents.models import PolicyDocument
+from documents.services import document_process
+from integrations.adapters.registry import registered_codes
+from notifications.models import Notification
+from quotes.models import Policy
+from quotes.services import issuance as svc
+from quotes.services import quote_requests
+from tests import samples
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def issued(agents, sandbox, code: str, customer: Customer | None = None) -> Policy:
+    request = quote_requests.quote_request_create(
+        user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK, customer=customer
+    )
+    row = request.insurer_quotes.get(insurer__code=code)
+    quote_requests.insurer_quote_fetch(row.id)
+    issuance = svc.issuance_start(user=agents["ACENTE1"], insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN)
+    assert svc.issuance_process(issuance.pk) == "SUBMITTED"
+    return Policy.objects.select_related("issuance").get(issuance=issuance)
+
+
+@pytest.mark.parametrize("code", registered_codes())
+def test_an_issued_policy_carries_its_period_customer_document_and_notification(
+    agents, sandbox, quick_issuance_policy, code, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path
+    agents["ACENTE1"].email = "ajan@acente.example"
+    agents["ACENTE1"].save()
+    customer = Customer.objects.create(
+        agency=agents["ACENTE1"].agent_profile.agency, name="Ayşe Yılmaz", identity_no=samples.TRAFIK["owner_id"]
+    )
+    policy = issued(agents, sandbox, code, customer)
+    at_insurer = sandbox[code].state.ledger.policies[policy.policy_no]
+    assert (policy.starts_on, policy.ends_on) == (at_insurer.starts_on, at_insurer.ends_on)
+    assert policy.customer == customer
+
+    done = Notification.objects.get(recipient=agents["ACENTE1"], kind="issuance_done")
+    assert policy.policy_no in done.title and any(policy.policy_no in m.subject for m in mail.outbox)
+
+    document = PolicyDocument.objects.get(policy=policy)
+    assert document_process(document.pk) == "SUBMITTED"
+    document.refresh_from_db()
+    assert document.size and document.sha256
+    assert Notification.objects.filter(recipient=agents["ACENTE1"], kind="document_ready").count() == 1
+
+
+def test_a_refused_issuance_notifies_the_agent(agents, sandbox, quick_issuance_policy):
+    request = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    row = request.insurer_quotes.get(insurer__code="deniz")
+    quote_requests.insurer_quote_fetch(row.id)
+    issuance = svc.issuance_start(user=agents["ACENTE1"], insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN)
+    sandbox["deniz"].state.add_faults([{"operation": "issue_policy", "fault": "reject", "reason": "Ödeme reddedildi"}])
+    assert svc.issuance_process(issuance.pk) == "FAILED"
+    refused = Notification.objects.get(recipient=agents["ACENTE1"])
+    assert refused.kind == "issuance_refused" and "reddetti" in refused.title
