@@ -4,13 +4,18 @@ a JSON 404 like an unknown one rather than Django's HTML page."""
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from quotes.api import views
+from quotes.api import comparison, views
 
 app_name = "api"
 
 urlpatterns = [
     path("quote-requests/", views.QuoteRequestsApi.as_view(), name="quote-requests"),
     path("quote-requests/<str:public_id>/", views.QuoteRequestDetailApi.as_view(), name="quote-request-detail"),
+    path(
+        "quote-requests/<str:public_id>/comparison/",
+        comparison.ComparisonApi.as_view(),
+        name="quote-request-comparison",
+    ),
     path(
         "insurer-quotes/<str:insurer_quote_id>/issue/",
         views.InsurerQuoteIssueApi.as_view(),

@@ -72,7 +72,7 @@ def _pk_or_404(value: str) -> int:
     return int(value)
 
 
-def _uuid_or_404(value: str) -> uuid.UUID:
+def uuid_or_404(value: str) -> uuid.UUID:
     try:
         return uuid.UUID(value)
     except ValueError:
@@ -233,7 +233,7 @@ class QuoteRequestDetailApi(APIView):
     )
     def get(self, request: Request, public_id: str) -> Response:
         try:
-            quote_request = selectors.quote_request_get(user=request.user, public_id=_uuid_or_404(public_id))
+            quote_request = selectors.quote_request_get(user=request.user, public_id=uuid_or_404(public_id))
         except QuoteRequest.DoesNotExist:
             raise exceptions.NotFound() from None
         quote_request_close_overdue(request=quote_request)

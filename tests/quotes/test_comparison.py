@@ -95,3 +95,19 @@ def test_another_agency_gets_404_for_page_and_pdf(agents, sandbox):
     other = desk(agents["ACENTE2"])
     assert other.get(reverse("comparison", args=[request.public_id])).status_code == 404
     assert other.get(reverse("comparison_download", args=[request.public_id])).status_code == 404
+
+
+def test_comparison_api_says_covered_or_not_for_each_cell(agents, sandbox):
+    from rest_framework.test import APIClient
+
+    request = quoted_request(agents["ACENTE1"], "kasko", samples.KASKO)
+    api = APIClient()
+    api.force_authenticate(agents["ACENTE1"])
+    body = api.get(f"/api/quote-requests/{request.public_id}/comparison/").json()
+    assert body["product"] == "kasko" and len(body["columns"]) == 4
+    assert [column["cheapest"] for column in body["columns"]] == [True, False, False, False]
+    collision = next(row for row in body["rows"] if row["code"] == "collision")
+    assert all(cell["covered"] for cell in collision["cells"])
+    other = APIClient()
+    other.force_authenticate(agents["ACENTE2"])
+    assert other.get(f"/api/quote-requests/{request.public_id}/comparison/").status_code == 404
