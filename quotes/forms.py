@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from django import forms
+from django.conf import settings
 from django.db.models import QuerySet
 
 from customers.forms import customer_fields
@@ -169,10 +170,14 @@ QUOTE_FORMS: dict[str, type[QuoteRequestForm]] = {form.product: form for form in
 
 
 class IssuanceConfirmForm(forms.Form):
-    # Stand-in for a payment provider's token; the demo pre-fills one the sandbox accepts.
+    # Stand-in for a payment provider's token. Only the demo settings pre-fill one the sandbox
+    # accepts (`DEMO_PAYMENT_TOKEN`): a real desk never offers a card it did not get.
     payment_token = forms.CharField(
         label="Ödeme belirteci",
         max_length=128,
-        initial="tok_demo_4242",
         error_messages={"required": "Ödeme bilgisi eksik."},
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["payment_token"].initial = settings.DEMO_PAYMENT_TOKEN or None

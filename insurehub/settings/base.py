@@ -173,6 +173,8 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "InsureHub <bildirim@insurehub.local>")
+# The confirm step pre-fills this card token (the sandbox accepts it): the demo settings only.
+DEMO_PAYMENT_TOKEN = ""
 # Where links in e-mails point (the desk's public address).
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
 

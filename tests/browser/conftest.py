@@ -53,8 +53,10 @@ def browser() -> Iterator:
 
 
 @pytest.fixture
-def browser_context(browser, live_server) -> Iterator:
-    """A fresh browser profile per test, speaking Turkish, on Istanbul time."""
+def browser_context(browser, live_server, settings) -> Iterator:
+    """A fresh browser profile per test, speaking Turkish, on Istanbul time, on the demo desk
+    (whose confirm step pre-fills the sandbox's card token: `DEMO_PAYMENT_TOKEN`)."""
+    settings.DEMO_PAYMENT_TOKEN = "tok_demo_4242"
     from playwright.sync_api import expect
 
     expect.set_options(timeout=TIMEOUT_MS)

@@ -475,9 +475,13 @@ def test_list_shows_only_own_agency(other_desk, two_requests):
 # --- issuance ---------------------------------------------------------------------------------
 
 
-def test_confirm_page_shows_the_quote_and_a_demo_token(desk, trafik_request):
-    """The confirm step shows insurer, premium, quote number and validity, with the demo token filled in."""
+def test_confirm_page_shows_the_quote_and_a_demo_token(desk, trafik_request, settings):
+    """The confirm step shows insurer, premium, quote number and validity, with the demo token
+    filled in under the demo settings only."""
     row = quoted(trafik_request, "cinar", premium="4312.50")
+    html = desk.get(reverse("issuance_confirm", args=[row.pk])).content.decode()
+    assert "tok_demo_4242" not in html
+    settings.DEMO_PAYMENT_TOKEN = "tok_demo_4242"
     html = desk.get(reverse("issuance_confirm", args=[row.pk])).content.decode()
     for text in (row.insurer.name, "4.312,50 ₺", "CINAR-Q-1", "tok_demo_4242"):
         assert text in html

@@ -635,7 +635,9 @@ def issued_policy_no(run) -> str:
 
 
 def expected_pdf_sha256(server, policy_no: str) -> str:
-    return hashlib.sha256(domain.policy_pdf(Cinar.document_name, policy_no, *ledger_period(server, policy_no))).hexdigest()
+    return hashlib.sha256(
+        domain.policy_pdf(Cinar.document_name, policy_no, *ledger_period(server, policy_no))
+    ).hexdigest()
 
 
 def test_policy_document_is_the_insurers_pdf(run, server):
