@@ -6,12 +6,23 @@ ACENTE2's objects and the other way round) and checks two things: the other agen
 refused exactly like one that does not exist (never told apart), and the agent's own object
 works through the same door (so the refusal is scoping, not a broken page).
 
-| object        | read                       | list                             | issue         | replay     |
-|---------------|----------------------------|----------------------------------|---------------|------------|
-| quote request | web detail+results, API    | web list+search, API list+search | —             | —          |
-| insurer quote | web confirm page, API rows | rows of the request, web and API | web POST, API | —          |
-| issuance      | web detail+status, API     | on the request pages (web)       | —             | admin, API |
-| policy        | (no detail page)           | web list, API list               | —             | sync admin |
+| object        | read                    | list                        | issue / change           | replay            |
+|---------------|-------------------------|-----------------------------|--------------------------|-------------------|
+| quote request | web detail+results, API | web list+search, API+search | —                        | —                 |
+| comparison    | web page and PDF        | —                           | —                        | —                 |
+| insurer quote | web confirm page, API   | request rows, web and API   | web POST, API            | —                 |
+| issuance      | web detail+status, API  | on the request pages (web)  | —                        | admin, API        |
+| policy        | web page+warning, API   | web list+search+export, API | —                        | sync admin        |
+| renewal       | —                       | web list (30/60 d), API     | web re-quote POST        | —                 |
+| document      | web download+state, API | —                           | —                        | re-fetch web, API |
+| customer      | web page+edit page, API | web list+search, API+search | web+API edit, quote form | —                 |
+| notification  | web open (marks read)   | web list                    | —                        | —                 |
+
+Pages are compared byte for byte but for the CSRF token of the header's logout form (masked
+afresh on every render). A notification is its recipient's alone: opening one that is not
+yours (another agency's, or a colleague's) goes back to the list like an unknown id, marking
+nothing. Everything is shared by the same customer (`Müşteri <agency code>`, the same TCKN), and
+each agency's policy ends within the renewal window with a stored PDF.
 
 Replay is staff work (admin actions, `replay_dead_letters`): agents of either agency are refused
 for their own records as for the other's, and the API has no replay operation at all.
@@ -23,19 +34,29 @@ admin's agents page reaches only that agency's plain agents.
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.test import Client
 from django.utils import timezone
+from openpyxl import load_workbook
 from rest_framework.test import APIClient
 
+from customers.models import Customer
+from documents.models import PolicyDocument
 from integrations.models import InsurerAccount
 from integrations.work import WorkState
+from notifications.models import Notification
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 from sync.models import SyncItem, SyncRun
 from tests import samples
@@ -44,6 +65,11 @@ pytestmark = pytest.mark.django_db
 
 UNKNOWN_UUID = "00000000-0000-4000-8000-000000000000"
 UNKNOWN_PK = 987654321
+# The logout form in every page's header carries a CSRF token masked afresh on each render: the
+# one byte-for-byte difference between two 404 pages that is not about the object asked for.
+_CSRF_RE = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]*"')
+# Each agency's policy ends within the renewal window, so it is on the renewal lists.
+ENDS_IN_DAYS = 20
 
 
 @dataclass
@@ -56,12 +82,23 @@ class AgencyObjects:
     issued_request: QuoteRequest  # issued: its SUBMITTED issuance made `policy`
     failed_issuance: Issuance  # a dead letter, on a third request
     issuance: Issuance
-    policy: Policy
+    policy: Policy  # in force, ending within ENDS_IN_DAYS, for `customer`
     sync_item: SyncItem
+    document: PolicyDocument  # `policy`'s PDF, fetched and stored
+    notification: Notification  # an unread one, for `user`
+    customer: Customer  # the customer every request and the policy are for
+
+
+def agency_pdf(agency_code: str) -> bytes:
+    """A small PDF of the agency's own: a download shows whose file it served."""
+    return f"%PDF-1.4\n% policy document of {agency_code}\n%%EOF\n".encode()
 
 
 def agency_objects(user) -> AgencyObjects:
     agency = user.agent_profile.agency
+    customer = Customer.objects.create(
+        agency=agency, name=f"Müşteri {agency.code}", identity_no=samples.TRAFIK["owner_id"], created_by=user
+    )
     accounts = {a.insurer.code: a for a in InsurerAccount.objects.select_related("insurer").filter(agency=agency)}
     now = timezone.now()
 
@@ -74,6 +111,7 @@ def agency_objects(user) -> AgencyObjects:
             plate=samples.TRAFIK["plate"],
             owner_id=samples.TRAFIK["owner_id"],
             deadline_at=now + timedelta(minutes=5),
+            customer=customer,
         )
 
     def quote(request: QuoteRequest, code: str) -> InsurerQuote:
@@ -120,6 +158,9 @@ def agency_objects(user) -> AgencyObjects:
         plate=samples.TRAFIK["plate"],
         owner_id=samples.TRAFIK["owner_id"],
         premium=Decimal("1234.50"),
+        customer=customer,
+        starts_on=timezone.localdate() - timedelta(days=365 - ENDS_IN_DAYS),
+        ends_on=timezone.localdate() + timedelta(days=ENDS_IN_DAYS),
     )
     sync_item = SyncItem.objects.create(
         run=SyncRun.objects.create(trigger=SyncRun.Trigger.COMMAND),
@@ -127,7 +168,39 @@ def agency_objects(user) -> AgencyObjects:
         state=WorkState.FAILED,
         payload={"policy_no": policy.policy_no, "insurer": "cinar", "product": "trafik"},
     )
-    return AgencyObjects(user, open_request, open_quote, issued_request, failed, submitted, policy, sync_item)
+    pdf = agency_pdf(agency.code)
+    document = PolicyDocument.objects.create(
+        policy=policy,
+        agency=agency,
+        state=WorkState.SUBMITTED,
+        file=default_storage.save(f"policy-documents/isolation/{agency.code}.pdf", ContentFile(pdf)),
+        content_type="application/pdf",
+        size=len(pdf),
+        sha256=hashlib.sha256(pdf).hexdigest(),
+        fetched_at=now,
+        finished_at=now,
+    )
+    notification = Notification.objects.create(
+        recipient=user,
+        agency=agency,
+        kind=Notification.Kind.DOCUMENT_READY,
+        key=f"isolation-{agency.code}",
+        title=f"Poliçe belgesi hazır: {policy.policy_no}",
+        link=f"/policeler/{policy.pk}/",
+    )
+    return AgencyObjects(
+        user=user,
+        request=open_request,
+        quote=open_quote,
+        issued_request=issued_request,
+        failed_issuance=failed,
+        issuance=submitted,
+        policy=policy,
+        sync_item=sync_item,
+        document=document,
+        notification=notification,
+        customer=customer,
+    )
 
 
 @dataclass
@@ -146,16 +219,22 @@ class World:
 
 
 @pytest.fixture
-def world(agents) -> World:
+def world(agents, settings, tmp_path) -> World:
+    # The policy PDFs go to this test's own directory, through `default_storage`.
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"}}
     return World({code: agency_objects(user) for code, user in agents.items()})
 
 
-def assert_hidden(client, path: str, unknown_path: str, method: str = "get", **kwargs) -> None:
-    """Another agency's object answers exactly like one that does not exist."""
+def assert_hidden(client, path: str, unknown_path: str, method: str = "get", status: int = 404, **kwargs) -> None:
+    """Another agency's object answers exactly like one that does not exist (`status`, same body,
+    same redirect), apart from the per-render CSRF token of the page's logout form."""
     response = getattr(client, method)(path, **kwargs)
     unknown = getattr(client, method)(unknown_path, **kwargs)
-    assert response.status_code == 404, (path, response.status_code)
-    assert (response.status_code, response.content) == (unknown.status_code, unknown.content), path
+    assert response.status_code == status, (path, response.status_code)
+    assert response.status_code == unknown.status_code, path
+    assert response.get("Location") == unknown.get("Location"), path
+    assert _CSRF_RE.sub(b"", response.content) == _CSRF_RE.sub(b"", unknown.content), path
 
 
 def assert_shown(client, path: str, *expected: str) -> str:
@@ -317,8 +396,13 @@ def issuance_replay_api(w: World, viewer: str, owner: str) -> None:
 
 def policy_list_web(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
-    text = assert_shown(client, "/policeler/", own.policy.policy_no)
-    assert other.policy.policy_no not in text
+    # A plate, a TCKN, part of the customer's name, the policy number's common prefix, a period filter.
+    for term in ("", samples.TRAFIK["plate"], samples.TRAFIK["owner_id"], "Müşteri", "PN-"):
+        path = client.post("/policeler/ara/", {"q": term})["Location"]
+        for filters in ("", "donem=30"):
+            page = f"{path}{'&' if '?' in path else '?'}{filters}" if filters else path
+            text = assert_shown(client, page, own.policy.policy_no, f"/policeler/{own.policy.pk}/")
+            assert other.policy.policy_no not in text and f"/policeler/{other.policy.pk}/" not in text
 
 
 def policy_list_api(w: World, viewer: str, owner: str) -> None:
@@ -334,6 +418,252 @@ def policy_replay_admin(w: World, viewer: str, owner: str) -> None:
         response = client.post("/admin/sync/syncitem/", {"action": "replay_selected", "_selected_action": [item.pk]})
         assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
         assert SyncItem.objects.get(pk=item.pk).state == WorkState.FAILED
+
+
+def policy_read_web(w: World, viewer: str, owner: str) -> None:
+    """The policy page, and the plate warning on a request page: both name the own agency's policy only."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    assert_shown(client, f"/policeler/{own.policy.pk}/", own.policy.policy_no)
+    assert_hidden(client, f"/policeler/{other.policy.pk}/", f"/policeler/{UNKNOWN_PK}/")
+    # Same plate at both agencies: the open request warns of a policy in force, the agency's own.
+    text = assert_shown(client, f"/talepler/{own.request.public_id}/", own.policy.policy_no)
+    assert other.policy.policy_no not in text and f"/policeler/{other.policy.pk}/" not in text
+
+
+def policy_read_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    body = json.loads(assert_shown(client, f"/api/policies/{own.policy.pk}/", own.policy.policy_no))
+    assert body["customer"]["id"] == own.customer.pk
+    assert_hidden(client, f"/api/policies/{other.policy.pk}/", f"/api/policies/{UNKNOWN_PK}/")
+
+
+def policy_export_web(w: World, viewer: str, owner: str) -> None:
+    """The export is the list as a file: CSV and Excel carry the own agency's policy only."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    response = client.get("/policeler/disari-aktar/?format=csv")
+    assert response.status_code == 200
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")), delimiter=";"))
+    cells = {cell for row in rows for cell in row}
+    assert own.policy.policy_no in cells and other.policy.policy_no not in cells and len(rows) == 2
+    response = client.get("/policeler/disari-aktar/?format=xlsx")
+    assert response.status_code == 200
+    sheet = load_workbook(io.BytesIO(response.content), read_only=True).active
+    cells = {cell for row in sheet.iter_rows(values_only=True) for cell in row}
+    assert own.policy.policy_no in cells and other.policy.policy_no not in cells
+
+
+def renewal_list_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    for window in ("", "?gun=30", "?gun=60"):
+        text = assert_shown(client, f"/yenilemeler/{window}", own.policy.policy_no, f"/yenilemeler/{own.policy.pk}/")
+        assert other.policy.policy_no not in text and f"/yenilemeler/{other.policy.pk}/" not in text
+
+
+def renewal_list_api(w: World, viewer: str, owner: str) -> None:
+    client, own = w.api(viewer), w.objects[viewer]
+    for window in ("", "?days=30", "?days=60"):
+        body = json.loads(assert_shown(client, f"/api/renewals/{window}"))
+        assert [item["id"] for item in body["results"]] == [own.policy.pk] and body["count"] == 1
+
+
+def renewal_quote_web(w: World, viewer: str, owner: str) -> None:
+    """Quoting another agency's policy again is refused like an unknown policy, and asks nobody."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    before = QuoteRequest.objects.count()
+    assert_hidden(
+        client, f"/yenilemeler/{other.policy.pk}/teklif/", f"/yenilemeler/{UNKNOWN_PK}/teklif/", "post", data={}
+    )
+    assert QuoteRequest.objects.count() == before
+    response = client.post(f"/yenilemeler/{own.policy.pk}/teklif/", {})
+    assert response.status_code == 302 and QuoteRequest.objects.count() == before + 1
+    renewed = QuoteRequest.objects.latest("pk")
+    assert response["Location"] == f"/talepler/{renewed.public_id}/"
+    assert renewed.agency == own.customer.agency and renewed.customer == own.customer
+
+
+def comparison_read_web(w: World, viewer: str, owner: str) -> None:
+    """The comparison page and its PDF are the request's: another agency's request is unknown."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    text = assert_shown(client, f"/talepler/{own.request.public_id}/karsilastir/", f"/teklifler/{own.quote.pk}/")
+    assert f"/teklifler/{other.quote.pk}/" not in text
+    response = client.get(f"/talepler/{own.request.public_id}/karsilastir.pdf")
+    assert response.status_code == 200 and response.content.startswith(b"%PDF-")
+    for request in (other.request, other.issued_request):
+        for suffix in ("karsilastir/", "karsilastir.pdf"):
+            assert_hidden(client, f"/talepler/{request.public_id}/{suffix}", f"/talepler/{UNKNOWN_UUID}/{suffix}")
+
+
+def _downloaded(response) -> bytes:
+    assert response.status_code == 200, response.status_code
+    return b"".join(response.streaming_content)
+
+
+def document_read_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    assert _downloaded(client.get(f"/policeler/{own.policy.pk}/belge/")) == agency_pdf(own.customer.agency.code)
+    assert_shown(client, f"/policeler/{own.policy.pk}/belge/durum/", f"/policeler/{own.policy.pk}/belge/")
+    for suffix in ("belge/", "belge/durum/"):
+        assert_hidden(client, f"/policeler/{other.policy.pk}/{suffix}", f"/policeler/{UNKNOWN_PK}/{suffix}")
+
+
+def document_read_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    response = client.get(f"/api/policies/{own.policy.pk}/document/")
+    assert _downloaded(response) == agency_pdf(own.customer.agency.code)
+    assert_hidden(client, f"/api/policies/{other.policy.pk}/document/", f"/api/policies/{UNKNOWN_PK}/document/")
+
+
+def _document_state(document: PolicyDocument) -> tuple:
+    document = PolicyDocument.objects.get(pk=document.pk)
+    return document.state, document.attempts, document.file.name, document.updated_at
+
+
+def document_refetch_web(w: World, viewer: str, owner: str) -> None:
+    """ "Yeniden al" on another agency's policy is unknown and leaves its record as it was."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    before = _document_state(other.document)
+    assert_hidden(
+        client, f"/policeler/{other.policy.pk}/belge/yenile/", f"/policeler/{UNKNOWN_PK}/belge/yenile/", "post", data={}
+    )
+    assert _document_state(other.document) == before
+    assert client.post(f"/policeler/{own.policy.pk}/belge/yenile/", {}).status_code == 302
+    assert PolicyDocument.objects.get(pk=own.document.pk).state == WorkState.QUEUED
+
+
+def document_refetch_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    before = _document_state(other.document)
+    assert_hidden(
+        client,
+        f"/api/policies/{other.policy.pk}/document/refetch/",
+        f"/api/policies/{UNKNOWN_PK}/document/refetch/",
+        "post",
+        format="json",
+    )
+    assert _document_state(other.document) == before
+    response = client.post(f"/api/policies/{own.policy.pk}/document/refetch/", format="json")
+    assert response.status_code == 202 and PolicyDocument.objects.get(pk=own.document.pk).state == WorkState.QUEUED
+
+
+def customer_read_web(w: World, viewer: str, owner: str) -> None:
+    """The customer page (with the customer's policies) and the edit page; the other's are unknown."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    text = assert_shown(client, f"/musteriler/{own.customer.pk}/", own.customer.name, own.policy.policy_no)
+    assert other.policy.policy_no not in text and str(other.request.public_id) not in text
+    assert_shown(client, f"/musteriler/{own.customer.pk}/duzenle/", own.customer.name)
+    for suffix in ("", "duzenle/"):
+        assert_hidden(client, f"/musteriler/{other.customer.pk}/{suffix}", f"/musteriler/{UNKNOWN_PK}/{suffix}")
+
+
+def customer_read_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    assert json.loads(assert_shown(client, f"/api/customers/{own.customer.pk}/"))["name"] == own.customer.name
+    assert_hidden(client, f"/api/customers/{other.customer.pk}/", f"/api/customers/{UNKNOWN_PK}/")
+
+
+def customer_list_web(w: World, viewer: str, owner: str) -> None:
+    """Same TCKN, same name prefix at both agencies: list and search show the own agency's customer only."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    for term in ("", samples.TRAFIK["owner_id"], "Müşteri"):
+        # The desk search is a POST that redirects to a token URL (the term never sits in a URL).
+        path = client.post("/musteriler/ara/", {"q": term})["Location"]
+        text = assert_shown(client, path, own.customer.name, f"/musteriler/{own.customer.pk}/")
+        assert other.customer.name not in text and f"/musteriler/{other.customer.pk}/" not in text
+
+
+def customer_list_api(w: World, viewer: str, owner: str) -> None:
+    client, own = w.api(viewer), w.objects[viewer]
+    for query in ("", f"?search={samples.TRAFIK['owner_id']}", "?search=Müşteri"):
+        body = json.loads(assert_shown(client, f"/api/customers/{query}"))
+        assert [item["id"] for item in body["results"]] == [own.customer.pk] and body["count"] == 1
+
+
+def _customer_form(customer: Customer, name: str) -> dict[str, str]:
+    return {"name": name, "identity_no": customer.identity_no, "phone": "", "email": "", "address": ""}
+
+
+def customer_change_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    assert_hidden(
+        client,
+        f"/musteriler/{other.customer.pk}/duzenle/",
+        f"/musteriler/{UNKNOWN_PK}/duzenle/",
+        "post",
+        data=_customer_form(other.customer, "Değiştirilmiş Ad"),
+    )
+    assert Customer.objects.get(pk=other.customer.pk).name == other.customer.name
+    response = client.post(f"/musteriler/{own.customer.pk}/duzenle/", _customer_form(own.customer, "Yeni Ad"))
+    assert response.status_code == 302 and Customer.objects.get(pk=own.customer.pk).name == "Yeni Ad"
+
+
+def customer_change_api(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    body = {"name": "Değiştirilmiş Ad"}
+    assert_hidden(
+        client,
+        f"/api/customers/{other.customer.pk}/",
+        f"/api/customers/{UNKNOWN_PK}/",
+        "patch",
+        data=body,
+        format="json",
+    )
+    assert Customer.objects.get(pk=other.customer.pk).name == other.customer.name
+    response = client.patch(f"/api/customers/{own.customer.pk}/", {"name": "Yeni Ad"}, format="json")
+    assert response.status_code == 200 and Customer.objects.get(pk=own.customer.pk).name == "Yeni Ad"
+
+
+def customer_quote_web(w: World, viewer: str, owner: str) -> None:
+    """The quote form offers and takes the own agency's customers only: the other's pk is a field error."""
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    before = QuoteRequest.objects.count()
+    page = assert_shown(client, "/teklif/yeni/trafik/", f'value="{own.customer.pk}"')
+    assert f'value="{other.customer.pk}"' not in page and other.customer.name not in page
+    # The customer page's "teklif al" link (?musteri=) preselects nothing for another agency's customer.
+    assert_hidden(
+        client,
+        f"/teklif/yeni/trafik/?musteri={other.customer.pk}",
+        f"/teklif/yeni/trafik/?musteri={UNKNOWN_PK}",
+        status=200,
+    )
+    response = client.post("/teklif/yeni/trafik/", {**samples.TRAFIK, "customer": str(other.customer.pk)})
+    assert response.status_code == 200 and list(response.context["form"].errors) == ["customer"]
+    assert QuoteRequest.objects.count() == before
+    response = client.post("/teklif/yeni/trafik/", {**samples.TRAFIK, "customer": str(own.customer.pk)})
+    assert response.status_code == 302 and QuoteRequest.objects.count() == before + 1
+    assert QuoteRequest.objects.latest("pk").customer == own.customer
+
+
+def notification_read_web(w: World, viewer: str, owner: str) -> None:
+    """Opening (and so marking read) someone else's notification does what an unknown one does:
+    back to the list, nothing marked. Notifications are per person, so a colleague's is as closed."""
+    from django.contrib.auth import get_user_model
+
+    from agencies.models import AgentProfile
+
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    colleague = get_user_model().objects.create_user(f"meslektas-{viewer.lower()}", password="test-pass-123")
+    AgentProfile.objects.create(user=colleague, agency=own.customer.agency)
+    colleagues = Notification.objects.create(
+        recipient=colleague,
+        agency=own.customer.agency,
+        kind=own.notification.kind,
+        key="colleague",
+        title="Meslektaşın",
+    )
+    for notification in (other.notification, colleagues):
+        assert_hidden(
+            client, f"/bildirimler/{notification.pk}/ac/", f"/bildirimler/{UNKNOWN_PK}/ac/", "post", status=302, data={}
+        )
+        assert Notification.objects.get(pk=notification.pk).read_at is None
+    response = client.post(f"/bildirimler/{own.notification.pk}/ac/", {})
+    assert response.status_code == 302 and response["Location"] == own.notification.link
+    assert Notification.objects.get(pk=own.notification.pk).read_at is not None
+
+
+def notification_list_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    text = assert_shown(client, "/bildirimler/", own.notification.title, f"/bildirimler/{own.notification.pk}/ac/")
+    assert other.notification.title not in text and f"/bildirimler/{other.notification.pk}/ac/" not in text
 
 
 CELLS: dict[str, Callable[[World, str, str], None]] = {
@@ -355,6 +685,26 @@ CELLS: dict[str, Callable[[World, str, str], None]] = {
     "policy-list-web": policy_list_web,
     "policy-list-api": policy_list_api,
     "policy-replay-web": policy_replay_admin,
+    "policy-read-web": policy_read_web,
+    "policy-read-api": policy_read_api,
+    "policy-export-web": policy_export_web,
+    "renewal-list-web": renewal_list_web,
+    "renewal-list-api": renewal_list_api,
+    "renewal-quote-web": renewal_quote_web,
+    "comparison-read-web": comparison_read_web,
+    "document-read-web": document_read_web,
+    "document-read-api": document_read_api,
+    "document-refetch-web": document_refetch_web,
+    "document-refetch-api": document_refetch_api,
+    "customer-read-web": customer_read_web,
+    "customer-read-api": customer_read_api,
+    "customer-list-web": customer_list_web,
+    "customer-list-api": customer_list_api,
+    "customer-change-web": customer_change_web,
+    "customer-change-api": customer_change_api,
+    "customer-quote-web": customer_quote_web,
+    "notification-read-web": notification_read_web,
+    "notification-list-web": notification_list_web,
 }
 
 
@@ -420,7 +770,8 @@ def _reader(world: World):
 
 
 def test_view_all_agencies_reads_both_agencies_on_desk_and_api(world):
-    """`quotes.view_all_agencies` is the one door to reading across agencies: lists, search and details."""
+    """`quotes.view_all_agencies` is the one door to reading across agencies: lists, search and details.
+    Reading is not acting: a customer's edit page and a document re-fetch stay with the agency."""
     reader = _reader(world)
     web, api = Client(), APIClient()
     web.force_login(reader)
@@ -434,6 +785,23 @@ def test_view_all_agencies_reads_both_agencies_on_desk_and_api(world):
         assert_shown(web, f"/policelestirme/{objects.issuance.pk}/")
         assert_shown(api, f"/api/issuances/{objects.issuance.pk}/", objects.issuance.reference)
         assert_shown(web, "/policeler/", objects.policy.policy_no)
+        assert_shown(web, f"/policeler/{objects.policy.pk}/", objects.policy.policy_no)
+        assert_shown(api, f"/api/policies/{objects.policy.pk}/", objects.policy.policy_no)
+        assert_shown(web, "/yenilemeler/", objects.policy.policy_no)
+        assert objects.policy.pk in {item["id"] for item in api.get("/api/renewals/").json()["results"]}
+        assert_shown(web, "/musteriler/", objects.customer.name)
+        assert_shown(web, f"/musteriler/{objects.customer.pk}/", objects.customer.name)
+        assert_shown(api, f"/api/customers/{objects.customer.pk}/", objects.customer.name)
+        assert web.get(f"/musteriler/{objects.customer.pk}/duzenle/").status_code == 404
+        assert api.patch(f"/api/customers/{objects.customer.pk}/", {"name": "X"}, format="json").status_code == 404
+        assert Customer.objects.get(pk=objects.customer.pk).name == objects.customer.name
+        pdf = agency_pdf(objects.customer.agency.code)
+        assert _downloaded(web.get(f"/policeler/{objects.policy.pk}/belge/")) == pdf
+        assert _downloaded(api.get(f"/api/policies/{objects.policy.pk}/document/")) == pdf
+        before = _document_state(objects.document)
+        assert web.post(f"/policeler/{objects.policy.pk}/belge/yenile/", {}).status_code == 404
+        assert api.post(f"/api/policies/{objects.policy.pk}/document/refetch/", format="json").status_code in (403, 404)
+        assert _document_state(objects.document) == before
 
 
 def test_view_all_agencies_issues_no_agencys_quote(world):
