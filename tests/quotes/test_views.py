@@ -152,7 +152,7 @@ def test_view_all_agencies_reads_every_agency_but_issues_nothing(trafik_request,
     client = Client()
     client.force_login(reader)
     assert client.get(reverse("quote_request_detail", args=[trafik_request.public_id])).status_code == 200
-    assert trafik_request.plate in client.get(reverse("quote_request_list")).content.decode()
+    assert "34 ABC 123" in client.get(reverse("quote_request_list")).content.decode()
     row = quoted(trafik_request, "anka")
     page = client.get(reverse("quote_request_detail", args=[trafik_request.public_id])).content.decode()
     assert reverse("issuance_confirm", args=[row.pk]) not in page  # no button that would lead to a 404
@@ -370,7 +370,7 @@ def two_requests(agents) -> tuple[QuoteRequest, QuoteRequest]:
 def test_list_masks_customer_ids(desk, two_requests):
     """Past requests are listed with plates and masked identity numbers only."""
     html = desk.get(reverse("quote_request_list")).content.decode()
-    assert "34ABC123" in html and "06BYZ42" in html
+    assert "34 ABC 123" in html and "06 BYZ 42" in html
     assert "10000000146" not in html and "17291716060" not in html
     assert "100******46" in html and "172******60" in html
 
@@ -388,13 +388,13 @@ def search(client: Client, term: str, list_name: str = "quote_request_list") -> 
 def test_search_by_plate_as_typed(desk, two_requests):
     """Searching "06 byz 42" finds the request stored as 06BYZ42 and only that one."""
     _, html = search(desk, "06 byz 42")
-    assert "06BYZ42" in html and "34ABC123" not in html
+    assert "06 BYZ 42" in html and "34 ABC 123" not in html
 
 
 def test_search_by_customer_id(desk, two_requests):
     """Searching by a TCKN finds that customer's request; the number stays masked in the list."""
     _, html = search(desk, "10000000146")
-    assert "34ABC123" in html and "06BYZ42" not in html
+    assert "34 ABC 123" in html and "06 BYZ 42" not in html
     assert "10000000146" not in html and "100******46" in html
 
 
@@ -415,7 +415,7 @@ def test_identity_number_search_puts_it_in_no_url(desk, two_requests, monkeypatc
     assert "sayfa=2" in html and "10000000146" not in html
     next_query = re.search(r'href="(\?arama=[^"]*sayfa=2)"', html).group(1).replace("&amp;", "&")
     second = desk.get(reverse("quote_request_list") + next_query).content.decode()
-    assert "100******46" in second and "06BYZ42" not in second
+    assert "100******46" in second and "06 BYZ 42" not in second
     for link in re.findall(r'(?:href|action)="([^"]*)"', html + second):
         assert "10000000146" not in link
 
@@ -437,13 +437,13 @@ def test_search_token_runs_out(desk, two_requests, monkeypatch):
     later = time.time() + views.SEARCH_TTL_SECONDS + 1
     monkeypatch.setattr(views.time, "time", lambda: later)
     html = desk.get(url).content.decode()
-    assert "süresi doldu" in html and "34ABC123" in html and "06BYZ42" in html
+    assert "süresi doldu" in html and "34 ABC 123" in html and "06 BYZ 42" in html
 
 
 def test_identity_number_in_query_string_is_not_searched(desk, two_requests):
     """An old-style `?q=<TCKN>` link is not acted on: identity searches only come by POST."""
     html = desk.get(reverse("quote_request_list"), {"q": "10000000146"}).content.decode()
-    assert "34ABC123" in html and "06BYZ42" in html
+    assert "34 ABC 123" in html and "06 BYZ 42" in html
 
 
 def test_policy_search_by_customer_id(desk, two_requests):
@@ -469,7 +469,7 @@ def test_policy_search_by_customer_id(desk, two_requests):
 def test_list_shows_only_own_agency(other_desk, two_requests):
     """Another agency's requests never appear in the list."""
     html = other_desk.get(reverse("quote_request_list")).content.decode()
-    assert "34ABC123" not in html and "Henüz teklif talebi yok." in html
+    assert "34 ABC 123" not in html and "Henüz teklif talebi yok." in html
 
 
 # --- issuance ---------------------------------------------------------------------------------
