@@ -9,15 +9,13 @@ from playwright.sync_api import expect
 
 from customers.models import Customer
 from quotes.models import QuoteRequest
-from tests.browser.conftest import browser, browser_context, desk_agent, page, shot  # noqa: F401 - fixtures
 from tests.browser.test_quote_desk import log_in, wait_for_every_answer
-
-from .conftest import OTHER_TCKN
+from tests.customers.conftest import OTHER_TCKN
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("qcluster")]
 
 
-def test_agent_adds_a_customer_and_gets_a_quote_for_them(page, shot, sandbox, desk_agent):  # noqa: F811
+def test_agent_adds_a_customer_and_gets_a_quote_for_them(page, shot, sandbox, desk_agent):
     """The customer's page links to a quote form with the customer picked and their number filled in."""
     log_in(page, desk_agent.username)
     page.goto("/musteriler/")
