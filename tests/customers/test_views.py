@@ -243,3 +243,10 @@ def test_cross_agency_reader_reads_every_agency_but_writes_nothing(reader, custo
 def test_pages_need_a_login(db):
     for path in ("/musteriler/", "/musteriler/yeni/", "/musteriler/1/", "/musteriler/1/duzenle/"):
         assert Client().get(path)["Location"].startswith("/giris/")
+
+
+def test_phone_is_shown_the_way_agents_dial_it():
+    from customers.templatetags.customer_desk import phone_display
+
+    assert phone_display("+905321234567") == "0532 123 45 67"
+    assert phone_display("") == "" and phone_display("+441234") == "+441234"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 from django.core import mail
+from django.test import Client
+from django.urls import reverse
 
 from customers.models import Customer
 from documents.models import PolicyDocument
@@ -44,6 +46,12 @@ def test_an_issued_policy_carries_its_period_customer_document_and_notification(
     at_insurer = sandbox[code].state.ledger.policies[policy.policy_no]
     assert (policy.starts_on, policy.ends_on) == (at_insurer.starts_on, at_insurer.ends_on)
     assert policy.customer == customer
+    desk = Client()
+    desk.force_login(agents["ACENTE1"])
+    status_page = desk.get(reverse("issuance_detail", args=[policy.issuance.pk])).content.decode()
+    assert reverse("policy_detail", args=[policy.pk]) in status_page  # from the policy number to the policy
+    results_page = desk.get(reverse("quote_request_detail", args=[policy.issuance.quote_request.public_id]))
+    assert "Ayşe Yılmaz" in results_page.content.decode()
 
     done = Notification.objects.get(recipient=agents["ACENTE1"], kind="issuance_done")
     assert policy.policy_no in done.title and any(policy.policy_no in m.subject for m in mail.outbox)
