@@ -111,6 +111,7 @@ MALFORMED_INSTALLMENTS = [
     None,
 ]
 
+
 def turkish_date(value: date) -> str:
     """Çınar writes calendar dates day.month.year (``01.12.2026``)."""
     return f"{value:%d.%m.%Y}"
