@@ -252,7 +252,10 @@ def retry_permit(item: WorkItem, *, insurer_code: str, looks_first: bool = False
     settling wait; the redo of a try cut by a stopping worker; or a try that starts by asking
     the insurer, `looks_first`: a lookup is not a retry), "spent" (a retry paid from the
     insurer's budget; refunded if it succeeds) or "denied" (the budget is spent: wait)."""
-    waited = item.error_kind == ErrorKind.THROTTLED or item.provider_code in (NOT_SETTLED, WORKER_STOPPED)
+    waited = item.error_kind in (ErrorKind.THROTTLED, ErrorKind.NOT_READY) or item.provider_code in (
+        NOT_SETTLED,
+        WORKER_STOPPED,
+    )
     if item.attempts == 0 or looks_first or waited:
         return "free"
     from integrations.pacing import SharedRetryBudget
