@@ -14,8 +14,9 @@ What is masked, precisely:
 - A standalone 11-digit run without separators is masked even with a wrong checksum: it has a
   TCKN's shape, and a mistyped TCKN is still a person's number.
 - A standalone 10-digit run without separators is masked only when it is a valid VKN: UAVT
-  address codes are 10 digits too, and nine in ten of them stay readable (a tenth happen to
-  pass the VKN checksum and are masked: they cannot be told apart).
+  address codes are 10 digits too. One labelled as a UAVT code (`uavt_code`, `uavt_kodu`,
+  `<UavtKodu>`, an `/addresses/` path) is never masked, even the tenth that passes the VKN
+  checksum: an address code is not personal data.
 - Longer digit runs (quote and policy numbers) are left alone.
 - Where text is cut (`mask_and_cut`), it is masked *before* the cut, so a cut never leaves the
   nine leading digits of a TCKN (the last two are checksums: nine are enough to rebuild it).
@@ -165,11 +166,22 @@ def _is_identity(digits: str) -> bool:
     return True
 
 
+# A 10-digit run right after one of these is a DASK address code: not personal data, and what
+# support needs to read; never masked, even the tenth that happens to pass the VKN checksum.
+_UAVT_LABEL_RE = re.compile(r"(?:uavt_?code|uavt_?kodu|/addresses/)[\"'>:=\s]{0,4}$", re.IGNORECASE)
+
+
+def _labelled_uavt(match: re.Match[str]) -> bool:
+    return _UAVT_LABEL_RE.search(match.string, max(match.start() - 24, 0), match.start()) is not None
+
+
 def _mask_number(match: re.Match[str]) -> str:
     number = match.group()
     positions = _digit_positions(number)
     digits = _ascii_digits(number, positions)
     if len(positions) == len(number):  # no separators: one run
+        if len(digits) == 10 and _labelled_uavt(match):
+            return number
         if len(digits) == 11 or (len(digits) == 10 and _is_identity(digits)):
             return number[:3] + "*" * (len(number) - 5) + number[-2:]
         return number

@@ -107,6 +107,22 @@ def test_numbers_that_are_no_identity_stay_readable(text):
     assert mask_identities_in_text(text) == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"uavt_code": "4540536920"}',
+        '{"uavt_kodu":"4540536920"}',
+        "<UavtKodu>4540536920</UavtKodu>",
+        "GET /v1/dask/addresses/4540536920",
+    ],
+)
+def test_a_labelled_uavt_code_stays_readable_even_when_it_passes_the_vkn_checksum(text):
+    """4540536920 is a valid VKN; labelled as an address code it is an address, not a company."""
+    assert mask_identities_in_text(text) == text
+    # The same number anywhere else is a company's tax number: masked.
+    assert "454*****20" in mask_identities_in_text(text.replace("4540536920", "vkn 4540536920"))
+
+
 def test_nine_to_eleven_digits_touching_a_cut_are_masked():
     """A run cut down to 9–11 digits may be the head of an identity: masked whole."""
     assert mask_and_cut("no=123456789012345", 12) == "no=*********"
