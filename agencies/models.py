@@ -8,7 +8,7 @@ class Agency(models.Model):
     code = models.SlugField("acente kodu", max_length=32, unique=True)
     name = models.CharField("acente adı", max_length=200)
     is_active = models.BooleanField("aktif", default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField("oluşturulma", auto_now_add=True)
 
     class Meta:
         verbose_name = "acente"
@@ -22,8 +22,10 @@ class Agency(models.Model):
 class AgentProfile(models.Model):
     """Ties a login to one agency: everything an agent sees is scoped by it."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_profile")
-    agency = models.ForeignKey(Agency, on_delete=models.PROTECT, related_name="agents")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_profile", verbose_name="kullanıcı"
+    )
+    agency = models.ForeignKey(Agency, on_delete=models.PROTECT, related_name="agents", verbose_name="acente")
     # The agency's own admin: adds and deactivates the agents of this agency (agencies.views), and
     # nothing more. A flag rather than a Group because the right is always "of this one agency".
     is_agency_admin = models.BooleanField("acente yöneticisi", default=False)
@@ -46,7 +48,8 @@ class LoginFailure(models.Model):
     username = models.CharField("kullanıcı adı", max_length=150)
     ip_address = models.CharField("IP adresi", max_length=45, blank=True)
     failures = models.PositiveIntegerField("başarısız deneme", default=0)
-    window_started_at = models.DateTimeField("ilk başarısız deneme")
+    # Capitalised here: Django's capfirst would write "ilk" as "Ilk".
+    window_started_at = models.DateTimeField("İlk başarısız deneme")
     locked_until = models.DateTimeField("kilit bitişi", null=True, blank=True)
 
     class Meta:

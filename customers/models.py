@@ -20,7 +20,9 @@ class Customer(models.Model):
         PHONE = "phone", "Telefon (ses kaydı)"
         IN_APP = "in_app", "Çevrim içi onay"
 
-    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="customers")
+    agency = models.ForeignKey(
+        "agencies.Agency", on_delete=models.PROTECT, related_name="customers", verbose_name="acente"
+    )
     name = models.CharField("ad soyad / unvan", max_length=200)
     identity_no = models.CharField("TCKN / VKN", max_length=11, db_index=True)
     phone = models.CharField("telefon", max_length=20, blank=True)
@@ -31,7 +33,12 @@ class Customer(models.Model):
         "KVKK onay şekli", max_length=16, choices=ConsentChannel.choices, blank=True
     )
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", null=True, blank=True
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        verbose_name="oluşturan",
     )
     created_at = models.DateTimeField("oluşturulma", auto_now_add=True)
     updated_at = models.DateTimeField("güncellenme", auto_now=True)

@@ -61,7 +61,7 @@ class PolicyDocumentAdmin(DeadLetterAdmin):
     readonly_fields = fields
 
     # sync's `dead_letters_replay` knows only its own kinds; documents replay through their service.
-    @admin.action(description="Seçilenleri yeniden dene (replay)", permissions=["replay"])
+    @admin.action(description="Seçilenleri yeniden dene", permissions=["replay"])
     def replay_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         ids = list(queryset.values_list("pk", flat=True))
         self._replay(request, ids, documents_replay(ids=ids))

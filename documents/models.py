@@ -16,12 +16,16 @@ class PolicyDocument(WorkItem):
     only. A re-fetch replaces the file and keeps the record.
     """
 
-    policy = models.OneToOneField("quotes.Policy", on_delete=models.PROTECT, related_name="document")
-    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="policy_documents")
+    policy = models.OneToOneField(
+        "quotes.Policy", on_delete=models.PROTECT, related_name="document", verbose_name="poliçe"
+    )
+    agency = models.ForeignKey(
+        "agencies.Agency", on_delete=models.PROTECT, related_name="policy_documents", verbose_name="acente"
+    )
     file = models.FileField("dosya", upload_to="policy-documents/%Y/%m/", blank=True)
-    content_type = models.CharField(max_length=100, blank=True)
+    content_type = models.CharField("dosya türü (MIME)", max_length=100, blank=True)
     size = models.PositiveIntegerField("boyut (bayt)", null=True, blank=True)
-    sha256 = models.CharField(max_length=64, blank=True)
+    sha256 = models.CharField("SHA-256 özeti", max_length=64, blank=True)
     fetched_at = models.DateTimeField("alınma zamanı", null=True, blank=True)
 
     class Meta:

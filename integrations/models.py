@@ -82,10 +82,14 @@ def _is_loopback(host: str) -> bool:
 class InsurerAccount(models.Model):
     """An agency's own account and contract at one insurer (partaj)."""
 
-    agency = models.ForeignKey("agencies.Agency", on_delete=models.CASCADE, related_name="insurer_accounts")
-    insurer = models.ForeignKey(Insurer, on_delete=models.CASCADE, related_name="accounts")
+    agency = models.ForeignKey(
+        "agencies.Agency", on_delete=models.CASCADE, related_name="insurer_accounts", verbose_name="acente"
+    )
+    insurer = models.ForeignKey(
+        Insurer, on_delete=models.CASCADE, related_name="accounts", verbose_name="sigorta şirketi"
+    )
     agency_code = models.CharField("acente kodu (partaj)", max_length=64)
-    credentials_encrypted = models.TextField(editable=False, default="")
+    credentials_encrypted = models.TextField("kimlik bilgileri (şifreli)", editable=False, default="")
     contracted_rate = models.FloatField(
         "sözleşmeli istek hızı (istek/sn)", default=10.0, validators=[MinValueValidator(0.01)]
     )
@@ -114,8 +118,11 @@ class InsurerAccount(models.Model):
 class OperationPolicy(models.Model):
     """An admin's override of the default retry policy for one insurer and operation."""
 
-    insurer = models.ForeignKey(Insurer, on_delete=models.CASCADE, related_name="operation_policies")
-    operation = models.CharField("işlem", max_length=32, choices=OPERATION_CHOICES)
+    insurer = models.ForeignKey(
+        Insurer, on_delete=models.CASCADE, related_name="operation_policies", verbose_name="sigorta şirketi"
+    )
+    # Capitalised here: Django's capfirst would write "işlem" as "Işlem".
+    operation = models.CharField("İşlem", max_length=32, choices=OPERATION_CHOICES)
     max_attempts = models.PositiveSmallIntegerField(
         "en fazla deneme", validators=[MinValueValidator(1), MaxValueValidator(20)]
     )
@@ -154,11 +161,11 @@ class OperationPolicy(models.Model):
             "Boş bırakılırsa şirketin sözleşmedeki süresi geçerlidir."
         ),
     )
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = models.DateTimeField("güncellenme", auto_now=True)
 
     class Meta:
-        verbose_name = "işlem politikası"
-        verbose_name_plural = "işlem politikaları"
+        verbose_name = "İşlem politikası"
+        verbose_name_plural = "İşlem politikaları"
         constraints = [
             models.UniqueConstraint(fields=["insurer", "operation"], name="one_policy_per_insurer_operation"),
             models.CheckConstraint(
@@ -188,11 +195,13 @@ class OperationPolicy(models.Model):
 class ErrorMapping(models.Model):
     """An admin's classification of a raw insurer code; wins over the adapter's own table."""
 
-    insurer = models.ForeignKey(Insurer, on_delete=models.CASCADE, related_name="error_mappings")
+    insurer = models.ForeignKey(
+        Insurer, on_delete=models.CASCADE, related_name="error_mappings", verbose_name="sigorta şirketi"
+    )
     provider_code = models.CharField("şirket hata kodu", max_length=64)
     kind = models.CharField("tür", max_length=32, choices=KIND_CHOICES)
     note = models.CharField("not", max_length=200, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField("oluşturulma", auto_now_add=True)
 
     class Meta:
         verbose_name = "hata eşlemesi"
@@ -213,26 +222,28 @@ class Attempt(models.Model):
     the helper calls an operation may need (token, issuance lookup, issuance poll).
     """
 
-    insurer_code = models.CharField(max_length=32, db_index=True)
-    account_key = models.CharField(max_length=100, blank=True)
-    operation = models.CharField(max_length=32, choices=OPERATION_CHOICES)
-    product = models.CharField(max_length=16, blank=True)
-    call = models.CharField(max_length=16, default="main")
-    attempt_no = models.PositiveSmallIntegerField()
-    reference = models.CharField(max_length=100, blank=True, db_index=True)
-    ok = models.BooleanField()
-    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    provider_code = models.CharField(max_length=64, blank=True)
-    error_class = models.CharField(max_length=16, choices=CLASS_CHOICES, blank=True)
-    error_kind = models.CharField(max_length=32, choices=KIND_CHOICES, blank=True)
-    ambiguous = models.BooleanField(default=False)
-    message = models.CharField(max_length=500, blank=True)
-    raw_sample = models.TextField(blank=True)
-    latency_ms = models.FloatField()
-    wait_seconds = models.FloatField(null=True, blank=True)
-    wait_reason = models.CharField(max_length=64, blank=True)
-    started_at = models.DateTimeField(db_index=True)
-    finished_at = models.DateTimeField()
+    insurer_code = models.CharField("şirket kodu", max_length=32, db_index=True)
+    account_key = models.CharField("hesap anahtarı", max_length=100, blank=True)
+    operation = models.CharField("İşlem", max_length=32, choices=OPERATION_CHOICES)
+    product = models.CharField("ürün", max_length=16, blank=True)
+    call = models.CharField(
+        "çağrı türü", max_length=16, default="main", help_text="main: asıl çağrı; diğerleri yardımcı çağrılardır."
+    )
+    attempt_no = models.PositiveSmallIntegerField("deneme no")
+    reference = models.CharField("referans", max_length=100, blank=True, db_index=True)
+    ok = models.BooleanField("başarılı")
+    http_status = models.PositiveSmallIntegerField("HTTP durum kodu", null=True, blank=True)
+    provider_code = models.CharField("şirket hata kodu", max_length=64, blank=True)
+    error_class = models.CharField("hata sınıfı", max_length=16, choices=CLASS_CHOICES, blank=True)
+    error_kind = models.CharField("hata türü", max_length=32, choices=KIND_CHOICES, blank=True)
+    ambiguous = models.BooleanField("sonucu belirsiz", default=False)
+    message = models.CharField("mesaj", max_length=500, blank=True)
+    raw_sample = models.TextField("ham yanıt örneği", blank=True)
+    latency_ms = models.FloatField("süre (ms)")
+    wait_seconds = models.FloatField("bekleme (sn)", null=True, blank=True)
+    wait_reason = models.CharField("bekleme nedeni", max_length=64, blank=True)
+    started_at = models.DateTimeField("başlangıç", db_index=True)
+    finished_at = models.DateTimeField("bitiş")
 
     class Meta:
         verbose_name = "şirket çağrısı"
@@ -250,16 +261,16 @@ class Attempt(models.Model):
 class SendRateState(models.Model):
     """Shared pacing state of one agency account at one insurer (database backend)."""
 
-    account_key = models.CharField(max_length=100, unique=True)
-    rate = models.FloatField()
+    account_key = models.CharField("hesap anahtarı", max_length=100, unique=True)
+    rate = models.FloatField("hız (istek/sn)")
     # The highest rate lately known not to be throttled: after a pause, the rate climbs back here fast.
-    known_good = models.FloatField(default=0.0)
+    known_good = models.FloatField("son sorunsuz hız (istek/sn)", default=0.0)
     # GCRA theoretical arrival time (unix seconds): the earliest instant the next call may go.
-    tat = models.FloatField(default=0.0)
-    window_started = models.FloatField(default=0.0)
-    window_attempts = models.PositiveIntegerField(default=0)
-    window_throttled = models.PositiveIntegerField(default=0)
-    updated_at = models.DateTimeField(auto_now=True)
+    tat = models.FloatField("sonraki çağrının en erken zamanı (unix sn)", default=0.0)
+    window_started = models.FloatField("ölçüm penceresi başlangıcı (unix sn)", default=0.0)
+    window_attempts = models.PositiveIntegerField("penceredeki deneme", default=0)
+    window_throttled = models.PositiveIntegerField("penceredeki kısıtlanan deneme", default=0)
+    updated_at = models.DateTimeField("güncellenme", auto_now=True)
 
     class Meta:
         verbose_name = "gönderim hızı"
@@ -272,16 +283,18 @@ class SendRateState(models.Model):
 class RetryBudgetBucket(models.Model):
     """First-attempt successes and retries of one insurer in one short time bucket (database backend)."""
 
-    insurer_code = models.CharField(max_length=32)
-    bucket = models.BigIntegerField(help_text="unix time // bucket seconds")
-    first_successes = models.PositiveIntegerField(default=0)
-    first_failures = models.PositiveIntegerField(default=0)
-    retries = models.PositiveIntegerField(default=0)
+    insurer_code = models.CharField("şirket kodu", max_length=32)
+    bucket = models.BigIntegerField("zaman dilimi", help_text="unix zamanı // dilim süresi (sn)")
+    first_successes = models.PositiveIntegerField("başarılı ilk deneme", default=0)
+    first_failures = models.PositiveIntegerField("başarısız ilk deneme", default=0)
+    retries = models.PositiveIntegerField("yeniden deneme", default=0)
     # Retries that succeeded: refunded, since the budget caps calls wasted on a failing insurer.
-    retry_successes = models.PositiveIntegerField(default=0)
-    denied = models.PositiveIntegerField(default=0)
+    retry_successes = models.PositiveIntegerField("başarılı yeniden deneme", default=0)
+    denied = models.PositiveIntegerField("reddedilen yeniden deneme", default=0)
 
     class Meta:
+        verbose_name = "yeniden deneme bütçesi dilimi"
+        verbose_name_plural = "yeniden deneme bütçesi dilimleri"
         constraints = [models.UniqueConstraint(fields=["insurer_code", "bucket"], name="one_budget_bucket")]
 
     def __str__(self) -> str:
@@ -295,9 +308,9 @@ class RetryBudgetState(models.Model):
     refill since then is reckoned in the same statement that spends or deposits.
     """
 
-    insurer_code = models.CharField(max_length=32, unique=True)
-    tokens = models.FloatField()
-    updated_at = models.FloatField()
+    insurer_code = models.CharField("şirket kodu", max_length=32, unique=True)
+    tokens = models.FloatField("kalan hak")
+    updated_at = models.FloatField("güncellenme (unix sn)")
 
     class Meta:
         verbose_name = "yeniden deneme bütçesi"
@@ -324,11 +337,16 @@ class AdminChange(models.Model):
 
     at = models.DateTimeField("zaman", auto_now_add=True, db_index=True)
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="kullanıcı hesabı",
     )
     # Kept beside the foreign key: the entry must still say who after the user is deleted.
     username = models.CharField("kullanıcı", max_length=150, blank=True)
-    action = models.CharField("işlem", max_length=8, choices=Action.choices)
+    action = models.CharField("İşlem", max_length=8, choices=Action.choices)
     model_name = models.CharField("kayıt türü", max_length=64, db_index=True)
     object_id = models.CharField("kayıt no", max_length=64, db_index=True)
     object_repr = models.CharField("kayıt", max_length=200)
@@ -361,30 +379,32 @@ class AttemptMinute(models.Model):
     of old minute rows and never go down.
     """
 
-    minute = models.DateTimeField(help_text="UTC, truncated to the minute; 1970-01-01 for the running totals")
-    insurer_code = models.CharField(max_length=32)
-    operation = models.CharField(max_length=32, choices=OPERATION_CHOICES)
-    product = models.CharField(max_length=16, blank=True)
-    call = models.CharField(max_length=16, default="main")
-    error_class = models.CharField(max_length=16, choices=CLASS_CHOICES, blank=True)
-    error_kind = models.CharField(max_length=32, choices=KIND_CHOICES, blank=True)
-    provider_code = models.CharField(max_length=64, blank=True)
-    ok = models.BooleanField()
-    count = models.PositiveIntegerField()
+    minute = models.DateTimeField(
+        "dakika", help_text="UTC, dakikaya kırpılmış; birikmiş toplamların satırlarında 1970-01-01."
+    )
+    insurer_code = models.CharField("şirket kodu", max_length=32)
+    operation = models.CharField("İşlem", max_length=32, choices=OPERATION_CHOICES)
+    product = models.CharField("ürün", max_length=16, blank=True)
+    call = models.CharField("çağrı türü", max_length=16, default="main")
+    error_class = models.CharField("hata sınıfı", max_length=16, choices=CLASS_CHOICES, blank=True)
+    error_kind = models.CharField("hata türü", max_length=32, choices=KIND_CHOICES, blank=True)
+    provider_code = models.CharField("şirket hata kodu", max_length=64, blank=True)
+    ok = models.BooleanField("başarılı")
+    count = models.PositiveIntegerField("çağrı sayısı")
     # Second or later tries of an operation (attempt_no > 1).
-    retries = models.PositiveIntegerField(default=0)
-    latency_ms_sum = models.FloatField(default=0.0)
-    le_50ms = models.PositiveIntegerField(default=0)
-    le_100ms = models.PositiveIntegerField(default=0)
-    le_250ms = models.PositiveIntegerField(default=0)
-    le_500ms = models.PositiveIntegerField(default=0)
-    le_1000ms = models.PositiveIntegerField(default=0)
-    le_2000ms = models.PositiveIntegerField(default=0)
-    le_4000ms = models.PositiveIntegerField(default=0)
-    le_8000ms = models.PositiveIntegerField(default=0)
-    le_15000ms = models.PositiveIntegerField(default=0)
-    le_30000ms = models.PositiveIntegerField(default=0)
-    le_60000ms = models.PositiveIntegerField(default=0)
+    retries = models.PositiveIntegerField("yeniden deneme", default=0)
+    latency_ms_sum = models.FloatField("toplam süre (ms)", default=0.0)
+    le_50ms = models.PositiveIntegerField("≤ 50 ms", default=0)
+    le_100ms = models.PositiveIntegerField("≤ 100 ms", default=0)
+    le_250ms = models.PositiveIntegerField("≤ 250 ms", default=0)
+    le_500ms = models.PositiveIntegerField("≤ 500 ms", default=0)
+    le_1000ms = models.PositiveIntegerField("≤ 1 sn", default=0)
+    le_2000ms = models.PositiveIntegerField("≤ 2 sn", default=0)
+    le_4000ms = models.PositiveIntegerField("≤ 4 sn", default=0)
+    le_8000ms = models.PositiveIntegerField("≤ 8 sn", default=0)
+    le_15000ms = models.PositiveIntegerField("≤ 15 sn", default=0)
+    le_30000ms = models.PositiveIntegerField("≤ 30 sn", default=0)
+    le_60000ms = models.PositiveIntegerField("≤ 60 sn", default=0)
 
     class Meta:
         verbose_name = "dakikalık çağrı özeti"
@@ -417,7 +437,11 @@ class AttemptRollupState(models.Model):
     not: readers add the two without counting a call twice.
     """
 
-    rolled_until = models.DateTimeField(null=True, blank=True)
+    rolled_until = models.DateTimeField("özetlendiği an", null=True, blank=True)
+
+    class Meta:
+        verbose_name = "çağrı özetleme durumu"
+        verbose_name_plural = "çağrı özetleme durumları"
 
     def __str__(self) -> str:
         return f"rolled up until {self.rolled_until}"

@@ -42,26 +42,30 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
 
 
 class WorkItem(models.Model):
-    state = models.CharField(max_length=16, choices=WorkState.choices, default=WorkState.QUEUED, db_index=True)
-    attempts = models.PositiveIntegerField(default=0)
+    state = models.CharField("durum", max_length=16, choices=WorkState.choices, default=WorkState.QUEUED, db_index=True)
+    attempts = models.PositiveIntegerField("deneme sayısı", default=0)
     # Throttled attempts are not failures: they do not count against the attempt cap.
-    throttled_attempts = models.PositiveIntegerField(default=0)
+    throttled_attempts = models.PositiveIntegerField(
+        "kısıtlanan deneme", default=0, help_text="Şirket hız sınırı nedeniyle bekletilen denemeler; sınıra sayılmaz."
+    )
     # Leases taken back from workers that died or hung: past a few, the record is DEFERRED.
-    reclaims = models.PositiveIntegerField(default=0)
+    reclaims = models.PositiveIntegerField(
+        "geri alınma sayısı", default=0, help_text="Çöken ya da takılan işçilerden geri alınma sayısı."
+    )
     # Since when it has been in play (set again by a replay): past a limit it is DEFERRED, so a
     # record postponed by the budget or lost by workers can not cycle for ever.
-    in_play_since = models.DateTimeField(null=True, blank=True)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
-    payload = models.JSONField(default=dict)
-    error_class = models.CharField(max_length=16, blank=True)
-    error_kind = models.CharField(max_length=32, blank=True)
-    provider_code = models.CharField(max_length=64, blank=True)
-    error_message = models.CharField(max_length=500, blank=True)
-    raw_answer = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    in_play_since = models.DateTimeField("sürece giriş", null=True, blank=True)
+    next_attempt_at = models.DateTimeField("sonraki deneme", null=True, blank=True)
+    lease_expires_at = models.DateTimeField("kilit bitişi (işçi)", null=True, blank=True)
+    payload = models.JSONField("gönderilen", default=dict)
+    error_class = models.CharField("hata sınıfı", max_length=16, blank=True)
+    error_kind = models.CharField("hata türü", max_length=32, blank=True)
+    provider_code = models.CharField("şirket hata kodu", max_length=64, blank=True)
+    error_message = models.CharField("hata mesajı", max_length=500, blank=True)
+    raw_answer = models.TextField("şirketin yanıtı (ham)", blank=True)
+    created_at = models.DateTimeField("oluşturulma", auto_now_add=True)
+    updated_at = models.DateTimeField("güncellenme", auto_now=True)
+    finished_at = models.DateTimeField("bitiş", null=True, blank=True)
 
     class Meta:
         abstract = True

@@ -25,7 +25,9 @@ class Notification(models.Model):
     )
     agency = models.ForeignKey("agencies.Agency", on_delete=models.CASCADE, related_name="+", verbose_name="acente")
     kind = models.CharField("tür", max_length=32, choices=Kind.choices)
-    key = models.CharField(max_length=120)
+    key = models.CharField(
+        "olay anahtarı", max_length=120, help_text="Aynı olay bir kişiye bir kez bildirilir (tekrarlar yok sayılır)."
+    )
     title = models.CharField("başlık", max_length=200)
     body = models.TextField("metin", blank=True)
     link = models.CharField("bağlantı", max_length=300, blank=True)

@@ -15,8 +15,10 @@ from integrations.work import WorkItem
 class QuoteRequest(models.Model):
     """An agent's request for one product, fanned out to every active insurer that sells it."""
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="quote_requests")
+    public_id = models.UUIDField("dış kimlik (UUID)", default=uuid.uuid4, unique=True, editable=False)
+    agency = models.ForeignKey(
+        "agencies.Agency", on_delete=models.PROTECT, related_name="quote_requests", verbose_name="acente"
+    )
     # Who the quote is for; null for requests made before customers existed (and the probe's).
     customer = models.ForeignKey(
         "customers.Customer",
@@ -26,15 +28,19 @@ class QuoteRequest(models.Model):
         blank=True,
         verbose_name="müşteri",
     )
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="oluşturan"
+    )
     product = models.CharField("ürün", max_length=16, choices=PRODUCT_CHOICES)
     # The validated input in platform field names; identity numbers are masked wherever shown.
-    input_data = models.JSONField()
-    plate = models.CharField(max_length=16, blank=True, db_index=True)
-    owner_id = models.CharField(max_length=11, db_index=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    input_data = models.JSONField("girilen bilgiler")
+    plate = models.CharField("plaka", max_length=16, blank=True, db_index=True)
+    owner_id = models.CharField("sigortalı TCKN / VKN", max_length=11, db_index=True)
+    created_at = models.DateTimeField("oluşturulma", auto_now_add=True, db_index=True)
     # After this instant an insurer that has not answered is shown as "Yanıt alınamadı".
-    deadline_at = models.DateTimeField()
+    deadline_at = models.DateTimeField(
+        "yanıt süresi sonu", help_text='Bu andan sonra yanıt vermeyen şirket "Yanıt alınamadı" gösterilir.'
+    )
 
     class Meta:
         verbose_name = "teklif talebi"
@@ -61,26 +67,30 @@ class InsurerQuote(models.Model):
 
     FINAL_STATES = (State.SUCCEEDED, State.FAILED, State.NO_ANSWER)
 
-    request = models.ForeignKey(QuoteRequest, on_delete=models.CASCADE, related_name="insurer_quotes")
-    insurer = models.ForeignKey(Insurer, on_delete=models.PROTECT, related_name="+")
-    account = models.ForeignKey(InsurerAccount, on_delete=models.PROTECT, related_name="+")
-    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
-    attempt = models.PositiveSmallIntegerField(default=0)
-    max_attempts = models.PositiveSmallIntegerField(default=1)
-    quote_no = models.CharField(max_length=64, blank=True)
-    premium = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
-    currency = models.CharField(max_length=3, blank=True)
-    valid_until = models.DateTimeField(null=True, blank=True)
-    details = models.JSONField(default=dict, blank=True)
-    error_class = models.CharField(max_length=16, blank=True)
-    error_kind = models.CharField(max_length=32, blank=True)
-    provider_code = models.CharField(max_length=64, blank=True)
+    request = models.ForeignKey(
+        QuoteRequest, on_delete=models.CASCADE, related_name="insurer_quotes", verbose_name="teklif talebi"
+    )
+    insurer = models.ForeignKey(Insurer, on_delete=models.PROTECT, related_name="+", verbose_name="sigorta şirketi")
+    account = models.ForeignKey(
+        InsurerAccount, on_delete=models.PROTECT, related_name="+", verbose_name="şirket hesabı"
+    )
+    state = models.CharField("durum", max_length=16, choices=State.choices, default=State.QUEUED)
+    attempt = models.PositiveSmallIntegerField("deneme", default=0)
+    max_attempts = models.PositiveSmallIntegerField("en fazla deneme", default=1)
+    quote_no = models.CharField("teklif no", max_length=64, blank=True)
+    premium = models.DecimalField("prim", max_digits=12, decimal_places=2, null=True, blank=True)
+    currency = models.CharField("para birimi", max_length=3, blank=True)
+    valid_until = models.DateTimeField("geçerlilik sonu", null=True, blank=True)
+    details = models.JSONField("ayrıntılar (teminatlar, taksitler)", default=dict, blank=True)
+    error_class = models.CharField("hata sınıfı", max_length=16, blank=True)
+    error_kind = models.CharField("hata türü", max_length=32, blank=True)
+    provider_code = models.CharField("şirket hata kodu", max_length=64, blank=True)
     # What the agent reads (plain Turkish, from the taxonomy) and, beside it under "ayrıntı",
     # what the insurer itself said (masked): the raw words are evidence, not the explanation.
     message = models.CharField("gerekçe", max_length=300, blank=True)
     provider_message = models.CharField("şirketin mesajı", max_length=300, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField("başlangıç", null=True, blank=True)
+    finished_at = models.DateTimeField("bitiş", null=True, blank=True)
 
     class Meta:
         verbose_name = "şirket teklifi"
@@ -102,17 +112,29 @@ class Issuance(WorkItem):
     a worker that died mid-call can never produce a second policy for this quote.
     """
 
-    insurer_quote = models.OneToOneField(InsurerQuote, on_delete=models.PROTECT, related_name="issuance")
-    quote_request = models.ForeignKey(QuoteRequest, on_delete=models.PROTECT, related_name="issuances")
-    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="issuances")
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    reference = models.CharField(max_length=64, unique=True)
+    insurer_quote = models.OneToOneField(
+        InsurerQuote, on_delete=models.PROTECT, related_name="issuance", verbose_name="şirket teklifi"
+    )
+    quote_request = models.ForeignKey(
+        QuoteRequest, on_delete=models.PROTECT, related_name="issuances", verbose_name="teklif talebi"
+    )
+    agency = models.ForeignKey(
+        "agencies.Agency", on_delete=models.PROTECT, related_name="issuances", verbose_name="acente"
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="talep eden"
+    )
+    reference = models.CharField("referans", max_length=64, unique=True)
     # An earlier send may have reached the insurer: the next try must ask for the state first.
-    maybe_sent = models.BooleanField(default=False)
+    maybe_sent = models.BooleanField(
+        "gönderilmiş olabilir",
+        default=False,
+        help_text="Önceki bir gönderim şirkete ulaşmış olabilir: sonraki deneme önce durumu sorar.",
+    )
     # When the last send may have left (set just before it): a "not issued" lookup is final only
     # once the insurer's settling time has passed since then.
-    last_sent_at = models.DateTimeField(null=True, blank=True)
-    policy_no = models.CharField(max_length=64, blank=True)
+    last_sent_at = models.DateTimeField("son gönderim", null=True, blank=True)
+    policy_no = models.CharField("poliçe no", max_length=64, blank=True)
 
     class Meta:
         verbose_name = "poliçeleştirme"
@@ -137,16 +159,29 @@ class Policy(models.Model):
         CANCELLED = "CANCELLED", "İptal"
         EXPIRED = "EXPIRED", "Süresi doldu"
 
-    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="policies")
-    insurer = models.ForeignKey(Insurer, on_delete=models.PROTECT, related_name="policies")
-    account = models.ForeignKey(InsurerAccount, on_delete=models.PROTECT, related_name="policies")
-    product = models.CharField(max_length=16, choices=PRODUCT_CHOICES)
+    agency = models.ForeignKey(
+        "agencies.Agency", on_delete=models.PROTECT, related_name="policies", verbose_name="acente"
+    )
+    insurer = models.ForeignKey(
+        Insurer, on_delete=models.PROTECT, related_name="policies", verbose_name="sigorta şirketi"
+    )
+    account = models.ForeignKey(
+        InsurerAccount, on_delete=models.PROTECT, related_name="policies", verbose_name="şirket hesabı"
+    )
+    product = models.CharField("ürün", max_length=16, choices=PRODUCT_CHOICES)
     policy_no = models.CharField("poliçe no", max_length=64)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
-    issuance = models.OneToOneField(Issuance, null=True, blank=True, on_delete=models.PROTECT, related_name="policy")
-    plate = models.CharField(max_length=16, blank=True)
-    owner_id = models.CharField(max_length=11, blank=True)
-    premium = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    status = models.CharField("durum", max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    issuance = models.OneToOneField(
+        Issuance,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="policy",
+        verbose_name="poliçeleştirme",
+    )
+    plate = models.CharField("plaka", max_length=16, blank=True)
+    owner_id = models.CharField("sigortalı TCKN / VKN", max_length=11, blank=True)
+    premium = models.DecimalField("prim", max_digits=12, decimal_places=2, null=True, blank=True)
     customer = models.ForeignKey(
         "customers.Customer",
         on_delete=models.PROTECT,
@@ -159,8 +194,8 @@ class Policy(models.Model):
     # nightly sync. Null until an insurer has said (policies from before periods were read).
     starts_on = models.DateField("başlangıç", null=True, blank=True)
     ends_on = models.DateField("bitiş", null=True, blank=True, db_index=True)
-    issued_at = models.DateTimeField(auto_now_add=True)
-    last_synced_at = models.DateTimeField(null=True, blank=True)
+    issued_at = models.DateTimeField("düzenlenme", auto_now_add=True)
+    last_synced_at = models.DateTimeField("son eşitleme", null=True, blank=True)
 
     class Meta:
         verbose_name = "poliçe"

@@ -40,7 +40,7 @@ class DeadLetterAdmin(admin.ModelAdmin):
         opts = self.model._meta
         return request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}")
 
-    @admin.action(description="Seçilenleri yeniden dene (replay)", permissions=["replay"])
+    @admin.action(description="Seçilenleri yeniden dene", permissions=["replay"])
     def replay_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         ids = list(queryset.values_list("pk", flat=True))
         self._replay(request, ids, dead_letters_replay(ids=ids, model=self.model))

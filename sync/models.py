@@ -15,10 +15,10 @@ class SyncRun(models.Model):
         COMMAND = "command", "Komut"
         ADMIN = "admin", "Yönetim paneli"
 
-    trigger = models.CharField(max_length=16, choices=Trigger.choices)
-    started_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    counts = models.JSONField(default=dict, blank=True)
+    trigger = models.CharField("başlatan", max_length=16, choices=Trigger.choices)
+    started_at = models.DateTimeField("başlangıç", auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField("bitiş", null=True, blank=True)
+    counts = models.JSONField("sonuç sayıları", default=dict, blank=True)
 
     class Meta:
         verbose_name = "eşitleme"
@@ -37,12 +37,14 @@ class SyncItem(WorkItem):
     """
 
     # PROTECT: deleting a run must not take its dead letters (what a replay sends) with it.
-    run = models.ForeignKey(SyncRun, on_delete=models.PROTECT, related_name="items")
+    run = models.ForeignKey(SyncRun, on_delete=models.PROTECT, related_name="items", verbose_name="eşitleme")
     # PROTECT: a policy with sync history (dead letters included) is not deleted by accident.
-    policy = models.ForeignKey("quotes.Policy", on_delete=models.PROTECT, related_name="sync_items")
+    policy = models.ForeignKey(
+        "quotes.Policy", on_delete=models.PROTECT, related_name="sync_items", verbose_name="poliçe"
+    )
     # The policy's status before and after this item's answer was applied (empty until SUBMITTED).
-    previous_status = models.CharField(max_length=16, blank=True)
-    observed_status = models.CharField(max_length=16, blank=True)
+    previous_status = models.CharField("önceki durum", max_length=16, blank=True)
+    observed_status = models.CharField("şirketin bildirdiği durum", max_length=16, blank=True)
 
     class Meta:
         verbose_name = "eşitleme kaydı"

@@ -268,7 +268,7 @@ def test_agency_and_agent_profile_changes_through_the_admin_name_the_admin(admin
     assert response.status_code == 302
     (entry,) = entries_for(profile)
     assert entry.username == admin_user.username
-    assert entry.changes == [{"field": "agency", "label": "agency", "from": str(agency), "to": str(other)}]
+    assert entry.changes == [{"field": "agency", "label": "acente", "from": str(agency), "to": str(other)}]
 
 
 def test_user_staff_groups_and_permissions_changes_through_the_admin(admin_client, admin_user, agent):
