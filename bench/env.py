@@ -77,15 +77,11 @@ class Probe:
 
 
 def credentials_for(code: str, agency: str) -> dict[str, str]:
-    """Credentials of a benchmark agency's account at one sandbox insurer."""
+    """Credentials of a benchmark agency's account at one sandbox insurer (the keys it states)."""
+    from sandbox import insurer_class
+
     slug = agency.lower()
-    if code == "anka":
-        return {"api_key": f"bench-key-{slug}"}
-    if code == "bogazici":
-        return {"username": f"bench-{slug}", "password": f"pw-{slug}"}
-    if code == "cinar":
-        return {"client_id": f"bench-{slug}", "client_secret": f"secret-{slug}"}
-    return {"username": f"bench-{slug}", "password": f"pw-{slug}"}
+    return {key: f"bench-{key}-{slug}" for key in insurer_class(code).credential_keys}
 
 
 @dataclass

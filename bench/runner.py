@@ -37,11 +37,11 @@ def _git(*args: str) -> str:
 
 def run_all(scenarios: list[str], *, quick: bool, workdir: str, raw_dir: str) -> dict[str, Any]:
     from integrations.services.setup import demo_data_seed
-    from sandbox import start_all
+    from sandbox import DEFAULT_ACCOUNTS, start_all
 
     servers = start_all(host="127.0.0.1")
     try:
-        demo_data_seed(base_urls={code: server.base_url for code, server in servers.items()})
+        demo_data_seed(base_urls={code: server.base_url for code, server in servers.items()}, accounts=DEFAULT_ACCOUNTS)
         world = World(servers=servers, probe=Probe(servers), raw_dir=raw_dir, quick=quick)
         world.workdir = workdir  # type: ignore[attr-defined]
         results: dict[str, Any] = {

@@ -431,9 +431,10 @@ def _postgres_setup(spec: dict[str, Any]) -> None:
 
     from bench.env import platform_account
     from integrations.services.setup import demo_data_seed
+    from sandbox import DEFAULT_ACCOUNTS
 
     call_command("migrate", verbosity=0)
-    demo_data_seed(base_urls={code: info["url"] for code, info in spec["insurers"].items()})
+    demo_data_seed(base_urls={code: info["url"] for code, info in spec["insurers"].items()}, accounts=DEFAULT_ACCOUNTS)
     for code, rate in spec["contracted_rates"].items():
         platform_account(None, code, spec["agency"], contracted_rate=rate)
 

@@ -15,6 +15,7 @@ from .core import BUSINESS_OPERATIONS, Account, FaultRule
 from .domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money
 from .insurer import JSON, Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object
 from .ledger import Policy, Quote
+from .registry import register
 
 # code -> (HTTP status, message)
 ERRORS: dict[str, tuple[int, str]] = {
@@ -115,10 +116,17 @@ def not_ready(seconds: float | None, message: str | None = None) -> Response:
     return response
 
 
+@register
 class Anka(Insurer):
     code = "anka"
     document_name = "Anka Sigorta"  # printed on the policy PDFs
     prefix = "AK"
+    port_offset = 0
+    credential_keys = ("api_key",)
+    default_accounts = (
+        {"agency_code": "ACENTE1", "credentials": {"api_key": "anka-key-acente1"}},
+        {"agency_code": "ACENTE2", "credentials": {"api_key": "anka-key-acente2"}},
+    )
     operations = BUSINESS_OPERATIONS
     throttle_codes = frozenset({"RATE_LIMITED"})
     # An older Anka release lists coverages as bare codes; a rough one sends entries no reader

@@ -29,6 +29,7 @@ from . import domain
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
 from .domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money, validate
 from .insurer import Call, Insurer, Request, Response, ceil_seconds, gateway_page
+from .registry import register
 
 SOAP_NS = "http://schemas.xmlsoap.org/soap/envelope/"
 B_NS = "urn:bogazici"
@@ -199,9 +200,16 @@ def _installments_xml(plans: list[tuple[int, Any]]) -> str:
     return f"<Taksitler>{items}</Taksitler>"
 
 
+@register
 class Bogazici(Insurer):
     code = "bogazici"
     prefix = "BG"
+    port_offset = 1
+    credential_keys = ("username", "password")
+    default_accounts = (
+        {"agency_code": "ACENTE1", "credentials": {"username": "acente1", "password": "bogazici-pass-1"}},
+        {"agency_code": "ACENTE2", "credentials": {"username": "acente2", "password": "bogazici-pass-2"}},
+    )
     document_name = "Boğaziçi Sigorta"  # printed on the policy PDFs
     content_type = CONTENT_TYPE
     operations = (*BUSINESS_OPERATIONS, "issue_lookup")

@@ -25,6 +25,7 @@ from .domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money, val
 from .insurer import Call, Insurer, Request, Response, gateway_page, key_text, parse_json_object
 from .ledger import Policy as LedgerPolicy
 from .ledger import Quote as LedgerQuote
+from .registry import register
 
 API = "/api/v2/"
 ISLEM: dict[str, str] = {
@@ -160,9 +161,16 @@ def validation_code(platform_field: str) -> str:
     return f"VAL_{WIRE_NAMES.get(platform_field, platform_field).upper()}"
 
 
+@register
 class Cinar(Insurer):
     code = "cinar"
     prefix = "CN"
+    port_offset = 2
+    credential_keys = ("client_id", "client_secret")
+    default_accounts = (
+        {"agency_code": "ACENTE1", "credentials": {"client_id": "acente1", "client_secret": "cinar-secret-1"}},
+        {"agency_code": "ACENTE2", "credentials": {"client_id": "acente2", "client_secret": "cinar-secret-2"}},
+    )
     document_name = "Çınar Sigorta"  # printed on the policy PDFs
     operations = (*BUSINESS_OPERATIONS, "token")
     committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST"})

@@ -22,7 +22,6 @@ from typing import Any
 from . import domain
 from .ledger import Ledger
 
-INSURER_CODES = ("anka", "bogazici", "cinar", "deniz")
 BUSINESS_OPERATIONS = tuple(domain.OPERATION_FIELDS)  # the six; helper calls are per insurer
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -37,42 +36,6 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "default_rate_per_second": 50.0,
     "default_burst": 50,
     "known_policies_only": True,
-}
-
-
-def realistic_config(code: str) -> dict[str, Any]:
-    """Demo latencies: Deniz is slow on quotes, everybody else answers in tens of milliseconds."""
-    if code == "deniz":
-        slow = [1000, 4000]
-        return {"latency_ms": {**dict.fromkeys(domain.QUOTE_OPERATIONS, slow), "*": [200, 800]}}
-    return {"latency_ms": [50, 400]}
-
-
-# The credential that identifies an account (first) and the one that proves it (second).
-CREDENTIAL_KEYS: dict[str, tuple[str, ...]] = {
-    "anka": ("api_key",),
-    "bogazici": ("username", "password"),
-    "cinar": ("client_id", "client_secret"),
-    "deniz": ("username", "password"),
-}
-
-DEFAULT_ACCOUNTS: dict[str, list[dict[str, Any]]] = {
-    "anka": [
-        {"agency_code": "ACENTE1", "credentials": {"api_key": "anka-key-acente1"}},
-        {"agency_code": "ACENTE2", "credentials": {"api_key": "anka-key-acente2"}},
-    ],
-    "bogazici": [
-        {"agency_code": "ACENTE1", "credentials": {"username": "acente1", "password": "bogazici-pass-1"}},
-        {"agency_code": "ACENTE2", "credentials": {"username": "acente2", "password": "bogazici-pass-2"}},
-    ],
-    "cinar": [
-        {"agency_code": "ACENTE1", "credentials": {"client_id": "acente1", "client_secret": "cinar-secret-1"}},
-        {"agency_code": "ACENTE2", "credentials": {"client_id": "acente2", "client_secret": "cinar-secret-2"}},
-    ],
-    "deniz": [
-        {"agency_code": "ACENTE1", "credentials": {"username": "acente1", "password": "deniz-pass-1"}},
-        {"agency_code": "ACENTE2", "credentials": {"username": "acente2", "password": "deniz-pass-2"}},
-    ],
 }
 
 COMMON_FAULT_KINDS = frozenset(
@@ -334,9 +297,14 @@ class SandboxState:
         operations: Iterable[str],
         fault_kinds: Iterable[str],
         prefix: str,
+        credential_keys: Iterable[str],
+        default_accounts: Iterable[Mapping[str, Any]] = (),
         base_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.code = code
+        # The credential that identifies an account (first) and the ones that prove it.
+        self.credential_keys = tuple(credential_keys)
+        self._default_accounts = copy.deepcopy(list(default_accounts))
         self.operations = tuple(operations)
         self.fault_kinds = frozenset(fault_kinds)
         self.lock = threading.RLock()
@@ -353,7 +321,7 @@ class SandboxState:
             self.config: dict[str, Any] = copy.deepcopy(self._base_config)
             self._accounts: dict[str, Account] = {}
             self._buckets: dict[str, TokenBucket] = {}
-            self._install_accounts(self._parse_accounts(DEFAULT_ACCOUNTS[self.code]))
+            self._install_accounts(self._parse_accounts(self._default_accounts))
             self._faults: list[FaultRule] = []
             self._received: Counter[str] = Counter()
             self._throttled: Counter[str] = Counter()
@@ -453,7 +421,7 @@ class SandboxState:
 
     def authenticate(self, credentials: Mapping[str, Any]) -> Account | None:
         """The account whose every credential equals the presented one, or None."""
-        keys = CREDENTIAL_KEYS[self.code]
+        keys = self.credential_keys
         with self.lock:
             account = self._accounts.get(str(credentials.get(keys[0])))
             if account is None or any(credentials.get(key) != account.credentials.get(key) for key in keys):
@@ -469,7 +437,7 @@ class SandboxState:
         with self.lock:
             rate = account.rate_per_second or self.config["default_rate_per_second"]
             burst = account.burst or self.config["default_burst"]
-            identity = account.credentials[CREDENTIAL_KEYS[self.code][0]]
+            identity = account.credentials[self.credential_keys[0]]
             now = time.monotonic()
             bucket = self._buckets.setdefault(identity, TokenBucket(burst, now))
             return bucket.take(now, rate, burst)
@@ -514,7 +482,7 @@ class SandboxState:
 
     def _parse_accounts(self, accounts: Iterable[Mapping[str, Any]]) -> list[Account]:
         _require(isinstance(accounts, (list, tuple)), "accounts must be a list")
-        keys = CREDENTIAL_KEYS[self.code]
+        keys = self.credential_keys
         parsed = []
         for item in accounts:
             _require(isinstance(item, dict), "each account must be an object")
@@ -536,7 +504,7 @@ class SandboxState:
         return parsed
 
     def _install_accounts(self, accounts: Iterable[Account]) -> None:
-        identity_key = CREDENTIAL_KEYS[self.code][0]
+        identity_key = self.credential_keys[0]
         for account in accounts:
             identity = account.credentials[identity_key]
             self._accounts[identity] = account

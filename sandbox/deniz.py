@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import domain
-from .core import BUSINESS_OPERATIONS, CREDENTIAL_KEYS, Account, FaultRule, SandboxState
+from .core import BUSINESS_OPERATIONS, Account, FaultRule, SandboxState
 from .domain import (
     DECLINED_PAYMENT_TOKEN,
     OPERATION_FIELDS,
@@ -38,6 +38,7 @@ from .domain import (
 )
 from .insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object
 from .ledger import Policy, PolicyRequest, Quote
+from .registry import register
 
 # code -> (HTTP status, detail)
 ERRORS: dict[str, tuple[int, str]] = {
@@ -160,10 +161,19 @@ def basic_credentials(header: str | None) -> dict[str, str | None]:
     return {"username": username, "password": password}
 
 
+@register
 class Deniz(Insurer):
     code = "deniz"
     document_name = "Deniz Sigorta"  # printed on the policy PDFs
     prefix = "DZ"
+    port_offset = 3
+    credential_keys = ("username", "password")
+    default_accounts = (
+        {"agency_code": "ACENTE1", "credentials": {"username": "acente1", "password": "deniz-pass-1"}},
+        {"agency_code": "ACENTE2", "credentials": {"username": "acente2", "password": "deniz-pass-2"}},
+    )
+    # Deniz is slow on quotes (1-4 s in the demo), quick enough on everything else.
+    realistic_latency_ms = {**{operation: [1000, 4000] for operation in domain.QUOTE_OPERATIONS}, "*": [200, 800]}
     operations = (*BUSINESS_OPERATIONS, "issue_lookup", "issue_poll", "document_download")
     # "broken_coverages": a rough release's quote, with entries no reader can use appended to its
     # coverages and installments. "absolute_location": the document's 303 names its link as an
@@ -369,7 +379,7 @@ class Deniz(Insurer):
             del self._document_links[token]
         token = secrets.token_urlsafe(24)
         assert call.account is not None
-        identity = call.account.credentials[CREDENTIAL_KEYS[self.code][0]]
+        identity = call.account.credentials[self.credential_keys[0]]
         self._document_links[token] = DocumentLink(
             call.fields["policy_no"], agency, identity, expires_at=now + self.document_link_seconds
         )

@@ -127,10 +127,20 @@ class KeyClaim:
 
 
 class Insurer:
-    """Base class of the four sandbox insurers."""
+    """Base class of the sandbox insurers; each subclass is decorated with ``registry.register``."""
 
     code: ClassVar[str]
-    prefix: ClassVar[str]
+    prefix: ClassVar[str]  # of quote and policy numbers ("AK-T-000001")
+    # Where it listens when the sandbox runs on fixed ports: ``base_port + port_offset``
+    # (``python -m sandbox``, the demo). Unique per insurer; the registry checks.
+    port_offset: ClassVar[int]
+    # The credential that identifies an account (first), then the ones that prove it.
+    credential_keys: ClassVar[tuple[str, ...]]
+    # The sample agencies' accounts every server starts (and resets) with; the demo seeds the
+    # platform with the same ones (``python -m sandbox --demo-manifest``).
+    default_accounts: ClassVar[tuple[dict[str, Any], ...]]
+    # The demo's latencies (``--realistic``): tens of milliseconds unless the insurer is slower.
+    realistic_latency_ms: ClassVar[Any] = [50, 400]
     # The insurer's name as printed on its policy PDFs (`Ledger.document`).
     document_name: ClassVar[str]
     content_type: ClassVar[str] = JSON

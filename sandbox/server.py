@@ -6,15 +6,11 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from .anka import Anka
-from .bogazici import Bogazici
-from .cinar import Cinar
-from .core import INSURER_CODES, SandboxState, realistic_config
-from .deniz import Deniz
+from .core import SandboxState
 from .http import LogFn, SandboxHTTPServer
-from .insurer import Insurer
+from .registry import DEFAULT_ACCOUNTS, insurer_class, port_for, realistic_config, registered_codes
 
-INSURERS: dict[str, type[Insurer]] = {"anka": Anka, "bogazici": Bogazici, "cinar": Cinar, "deniz": Deniz}
+# ``python -m sandbox`` and the demo: each insurer on DEFAULT_BASE_PORT + its ``port_offset``.
 DEFAULT_BASE_PORT = 8101
 
 
@@ -33,15 +29,15 @@ class SandboxServer:
         config: Mapping[str, Any] | None = None,
         log: LogFn | None = None,
     ) -> None:
-        if code not in INSURERS:
-            raise ValueError(f"unknown insurer {code!r}; expected one of {INSURER_CODES}")
-        insurer_cls = INSURERS[code]
+        insurer_cls = insurer_class(code)  # ValueError naming the known ones
         self.code = code
         self.state = SandboxState(
             code,
             operations=insurer_cls.operations,
             fault_kinds=insurer_cls.fault_kinds(),
             prefix=insurer_cls.prefix,
+            credential_keys=insurer_cls.credential_keys,
+            default_accounts=insurer_cls.default_accounts,
             base_config=config,
         )
         self.insurer = insurer_cls(self.state)
@@ -102,21 +98,43 @@ def start_all(
     realistic: bool = False,
     log: LogFn | None = None,
 ) -> dict[str, SandboxServer]:
-    """Start all four sandboxes: free ports, or ``base_port`` .. ``base_port + 3`` in INSURER_CODES order.
+    """Start every registered insurer: on free ports, or each on ``base_port`` + its ``port_offset``.
 
     ``config`` is either one config for all, or a mapping of insurer code -> config.
-    ``realistic`` adds the demo latencies underneath it.
+    ``realistic`` adds the demo latencies underneath it. Answers in ``registered_codes()`` order.
     """
-    per_insurer = config is not None and bool(config) and set(config) <= set(INSURER_CODES)
+    codes = registered_codes()
+    per_insurer = config is not None and bool(config) and set(config) <= set(codes)
     servers: dict[str, SandboxServer] = {}
     try:
-        for offset, code in enumerate(INSURER_CODES):
+        for code in codes:
             own = (config or {}).get(code, {}) if per_insurer else (config or {})
             merged = {**(realistic_config(code) if realistic else {}), **own}
-            port = 0 if base_port is None else base_port + offset
+            port = 0 if base_port is None else port_for(code, base_port)
             servers[code] = start_sandbox(code, host=host, port=port, config=merged, log=log)
     except BaseException:
         for server in servers.values():
             server.stop()
         raise
     return servers
+
+
+def fixed_port_urls(host: str = "127.0.0.1", base_port: int = DEFAULT_BASE_PORT) -> dict[str, str]:
+    """Where ``start_all(host, base_port)`` serves each insurer, without starting anything."""
+    shown = "127.0.0.1" if host in ("", "0.0.0.0") else host
+    return {code: f"http://{shown}:{port_for(code, base_port)}" for code in registered_codes()}
+
+
+def demo_manifest(host: str = "127.0.0.1", base_port: int = DEFAULT_BASE_PORT) -> dict[str, Any]:
+    """What the sandbox insurers hand the demo: each one's URL and the sample agencies' accounts.
+
+    The platform never imports the sandbox, so ``manage.py seed_demo`` reads this as JSON
+    (``python -m sandbox --demo-manifest``), the way an agency is given its credentials by the
+    insurer and types them in: one source for the accounts, and no table of them in product code.
+    """
+    return {
+        "insurers": {
+            code: {"base_url": url, "accounts": DEFAULT_ACCOUNTS[code]}
+            for code, url in fixed_port_urls(host, base_port).items()
+        }
+    }

@@ -8,10 +8,15 @@ bash scripts/bootstrap.sh
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-insurehub.settings.local}"
 PY=.venv/bin/python
 PORT="${PORT:-8000}"
+# The sandbox states each insurer's port (its base port + the insurer's own offset); set
+# SANDBOX_BASE_PORT to move them all. Nothing below lists the insurers or their ports.
+sandbox_args=(${SANDBOX_BASE_PORT:+--base-port "$SANDBOX_BASE_PORT"})
 mkdir -p var
 
 $PY manage.py migrate --noinput
-$PY manage.py seed_demo
+# The insurers' URLs and the sample agencies' credentials, as the sandbox hands them out.
+$PY -m sandbox "${sandbox_args[@]}" --demo-manifest > var/demo-insurers.json
+$PY manage.py seed_demo --manifest var/demo-insurers.json
 $PY manage.py ensure_schedules
 
 pids=()
@@ -44,11 +49,13 @@ trap cleanup EXIT
 trap 'cleanup; exit 130' INT
 trap 'cleanup; exit 143' TERM
 
-$PY -m sandbox --realistic > var/sandbox.log 2>&1 & pids+=($!)
+$PY -m sandbox "${sandbox_args[@]}" --realistic > var/sandbox.log 2>&1 & pids+=($!)
 # In a process group of its own: Ctrl-C reaches it once, as cleanup's SIGTERM, and a SIGKILL can
 # take its workers with it.
 setsid $PY manage.py qcluster > var/qcluster.log 2>&1 & pids+=($!)
-echo "Sandbox insurers on 127.0.0.1:8101-8104 (log: var/sandbox.log); qcluster log: var/qcluster.log"
+echo "Sandbox insurers (log: var/sandbox.log):"
+$PY -m sandbox "${sandbox_args[@]}" --list | sed 's/^/  /'
+echo "qcluster log: var/qcluster.log"
 echo "Open http://127.0.0.1:${PORT}/  (logins: ajan1 / demo12345, admin / demo12345)"
 $PY manage.py runserver "127.0.0.1:${PORT}" & pids+=($!)
 wait -n "${pids[@]}"

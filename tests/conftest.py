@@ -65,8 +65,11 @@ def endpoint_for(sandbox: dict) -> Callable:
 def seeded_accounts(db, sandbox: dict):
     """Insurers and both sample agencies' accounts stored in the database, pointing at the sandbox."""
     from integrations.services.setup import demo_data_seed
+    from sandbox import DEFAULT_ACCOUNTS
 
-    return demo_data_seed(base_urls={code: server.base_url for code, server in sandbox.items()})
+    return demo_data_seed(
+        base_urls={code: server.base_url for code, server in sandbox.items()}, accounts=DEFAULT_ACCOUNTS
+    )
 
 
 class RecordingSleep:

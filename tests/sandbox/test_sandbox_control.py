@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import requests
 
-from sandbox import DEFAULT_ACCOUNTS, INSURER_CODES, SandboxServer, start_all, start_sandbox
+from sandbox import DEFAULT_ACCOUNTS, SandboxServer, insurer_class, registered_codes, start_all, start_sandbox
 
 from .sandbox_wire import TRAFIK, AnkaClient, BogaziciClient, CinarClient, DenizClient
 
@@ -208,7 +208,7 @@ def test_unknown_insurer_is_refused() -> None:
 def test_start_all_realistic_latencies_and_per_insurer_config() -> None:
     servers = start_all(realistic=True, config={"deniz": {"quote_ttl_seconds": 30}})
     try:
-        assert tuple(servers) == INSURER_CODES
+        assert list(servers) == registered_codes()
         deniz = servers["deniz"].state.get_config()
         assert deniz["latency_ms"] == {
             "trafik_quote": [1000, 4000],
@@ -247,9 +247,10 @@ def _free_port_block(size: int = 4) -> int:
     raise RuntimeError("no block of free ports")
 
 
-def test_command_line_runs_all_four_until_sigterm() -> None:
-    """python -m sandbox --base-port N: anka N .. deniz N+3, one log line per request."""
-    base = _free_port_block()
+def test_command_line_runs_every_insurer_until_sigterm() -> None:
+    """python -m sandbox --base-port N: each insurer on N + its port_offset, one log line per request."""
+    offsets = {code: insurer_class(code).port_offset for code in registered_codes()}
+    base = _free_port_block(max(offsets.values()) + 1)
     process = subprocess.Popen(
         [sys.executable, "-m", "sandbox", "--base-port", str(base)],
         cwd=REPO_ROOT,
@@ -264,7 +265,8 @@ def test_command_line_runs_all_four_until_sigterm() -> None:
             line = process.stdout.readline()
             assert line, "".join(lines)
             lines.append(line)
-        assert any(f"deniz    http://127.0.0.1:{base + 3}" in line for line in lines)
+        for code, offset in offsets.items():
+            assert any(f"{code:<8} http://127.0.0.1:{base + offset}" in line for line in lines), code
         anka = requests.post(
             f"http://127.0.0.1:{base}/v1/quotes/trafik",
             json=TRAFIK,
