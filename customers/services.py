@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from agencies.models import Agency
 from customers.models import Customer
 from customers.validators import CUSTOMER_FIELDS, validate_customer
+from insurehub.errors import Invalid, NoActiveAgency
 from integrations.validators import mask_identity
 
 DUPLICATE_IDENTITY_MESSAGE = "Bu T.C. kimlik / vergi numarasıyla kayıtlı bir müşteriniz zaten var."
@@ -18,12 +19,8 @@ NO_AGENCY_MESSAGE = "Bu kullanıcı bir acenteye bağlı değil; müşteri kayde
 AGENCY_INACTIVE_MESSAGE = "Acenteniz pasif durumda; müşteri kaydedilemez."
 
 
-class CustomerInvalid(Exception):
+class CustomerInvalid(Invalid):
     """The input has errors; nothing was saved. `errors` maps field -> Turkish message."""
-
-    def __init__(self, errors: Mapping[str, str]) -> None:
-        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
-        self.errors = dict(errors)
 
 
 def customer_agency(user: AbstractBaseUser) -> Agency:
@@ -31,16 +28,16 @@ def customer_agency(user: AbstractBaseUser) -> Agency:
     is not acting for one: a user without an agency of their own writes nothing."""
     profile = getattr(user, "agent_profile", None)
     if profile is None:
-        raise PermissionError(NO_AGENCY_MESSAGE)
+        raise NoActiveAgency(NO_AGENCY_MESSAGE)
     if not profile.agency.is_active:
-        raise PermissionError(AGENCY_INACTIVE_MESSAGE)
+        raise NoActiveAgency(AGENCY_INACTIVE_MESSAGE)
     return profile.agency
 
 
 def customer_may_write(user: AbstractBaseUser) -> bool:
     try:
         customer_agency(user)
-    except PermissionError:
+    except NoActiveAgency:
         return False
     return True
 

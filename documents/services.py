@@ -29,6 +29,7 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from documents.models import PolicyDocument
+from insurehub.errors import Conflict
 from integrations.engine import Outcome
 from integrations.operations import Operation
 from integrations.policies import RetryPolicy, policy_for
@@ -68,7 +69,7 @@ MISSING_SCAN_INTERVAL_SECONDS = 60.0
 MISSING_SCAN_LIMIT = 100
 
 
-class DocumentRefused(Exception):
+class DocumentRefused(Conflict):
     """The platform will not re-fetch this document now; the message is for the agent, in Turkish."""
 
 

@@ -2,22 +2,22 @@
 
 Conventions as in `quotes.api.views`: reads go through the agency-scoped selectors, so another
 agency's id answers 404 exactly like an unknown one; errors are `{"field": ["message"]}` (400)
-and `{"detail": "message"}` (401/403/404).
+and `{"detail": "message"}` (401/403/404), answered by the one exception handler
+(`insurehub.api_errors`) from the services' errors.
 """
 
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, serializers, status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from customers import selectors
 from customers.api.serializers import CustomerInputSerializer, CustomerSerializer
-from customers.models import Customer
-from customers.services import CustomerInvalid, customer_create, customer_update
+from customers.services import customer_create, customer_update
 from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors, paginated
 from quotes.api.views import PAGE_PARAMETERS, _paginated_response, _pk_or_404
 
@@ -40,10 +40,6 @@ CREATE_EXAMPLE = OpenApiExample(
         "kvkk_consent_channel": "wet_signature",
     },
 )
-
-
-def _invalid(error: CustomerInvalid) -> exceptions.ValidationError:
-    return exceptions.ValidationError({field: [message] for field, message in error.errors.items()})
 
 
 class CustomersApi(APIView):
@@ -90,12 +86,7 @@ class CustomersApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = CustomerInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            customer = customer_create(user=request.user, data=serializer.validated_data)
-        except CustomerInvalid as invalid:
-            raise _invalid(invalid) from None
-        except PermissionError as no_agency:
-            raise exceptions.PermissionDenied(str(no_agency)) from None
+        customer = customer_create(user=request.user, data=serializer.validated_data)
         return Response(CustomerSerializer(customer).data, status=status.HTTP_201_CREATED)
 
 
@@ -107,10 +98,7 @@ class CustomerDetailApi(APIView):
         responses={200: CustomerSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: Request, customer_id: str) -> Response:
-        try:
-            customer = selectors.customer_get(user=request.user, pk=_pk_or_404(customer_id))
-        except Customer.DoesNotExist:
-            raise exceptions.NotFound() from None
+        customer = selectors.customer_get(user=request.user, pk=_pk_or_404(customer_id))
         return Response(CustomerSerializer(customer).data)
 
     @extend_schema(
@@ -130,18 +118,9 @@ class CustomerDetailApi(APIView):
         },
     )
     def patch(self, request: Request, customer_id: str) -> Response:
-        pk = _pk_or_404(customer_id)
-        try:
-            # Changing stays with the customer's own agency, whatever else the user may read.
-            customer = selectors.customer_get_for_edit(user=request.user, pk=pk)
-        except Customer.DoesNotExist:
-            raise exceptions.NotFound() from None
+        # Changing stays with the customer's own agency, whatever else the user may read.
+        customer = selectors.customer_get_for_edit(user=request.user, pk=_pk_or_404(customer_id))
         serializer = CustomerInputSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        try:
-            customer = customer_update(user=request.user, customer=customer, data=serializer.validated_data)
-        except CustomerInvalid as invalid:
-            raise _invalid(invalid) from None
-        except PermissionError as no_agency:
-            raise exceptions.PermissionDenied(str(no_agency)) from None
+        customer = customer_update(user=request.user, customer=customer, data=serializer.validated_data)
         return Response(CustomerSerializer(customer).data)

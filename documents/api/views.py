@@ -2,7 +2,8 @@
 
 Same rules as the desk (`documents.views`): reading follows `quotes.selectors` (own agency, or
 `quotes.view_all_agencies`), a re-fetch is the policy's own agency only; anything else is 404,
-like an unknown id. Errors are DRF's `{"detail": "..."}`, as in `quotes.api.views`.
+like an unknown id. Errors are DRF's `{"detail": "..."}`, as in `quotes.api.views`, answered by
+the one exception handler (`insurehub.api_errors`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from rest_framework.views import APIView
 
 from documents import selectors
 from documents.api.serializers import PolicyDocumentSerializer
-from documents.services import OPEN_STATES, DocumentRefused, document_refetch
+from documents.services import OPEN_STATES, document_refetch
 from documents.views import document_file_response
+from insurehub.errors import Conflict
 from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer
-from quotes.models import Policy
 
 # ASCII digits only, at most a database integer key: anything else is an unknown id (JSON 404).
 _PK_RE = re.compile(r"[0-9]{1,19}")
@@ -32,12 +33,6 @@ POLICY_ID = OpenApiParameter("policy_id", OpenApiTypes.INT, OpenApiParameter.PAT
 NOT_READY_MESSAGE = "Poliçe belgesi henüz hazır değil; birkaç saniye sonra yeniden deneyin."
 NOT_FETCHED_MESSAGE = "Poliçe belgesi sigorta şirketinden alınamadı; yeniden almayı deneyin."
 NOT_ASKED_MESSAGE = "Bu poliçe için henüz belge istenmedi; yeniden almayı deneyin."
-
-
-class DocumentNotAvailable(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_detail = NOT_READY_MESSAGE
-    default_code = "document_not_available"
 
 
 def _pk_or_404(value: str) -> int:
@@ -69,15 +64,12 @@ class PolicyDocumentApi(APIView):
         },
     )
     def get(self, request: Request, policy_id: str) -> FileResponse:
-        try:
-            policy = selectors.policy_for_document(user=request.user, policy_id=_pk_or_404(policy_id))
-        except Policy.DoesNotExist:
-            raise exceptions.NotFound() from None
+        policy = selectors.policy_for_document(user=request.user, policy_id=_pk_or_404(policy_id))
         document = selectors.document_of(policy)
         if document is None:
-            raise DocumentNotAvailable(NOT_ASKED_MESSAGE)
+            raise Conflict(NOT_ASKED_MESSAGE)
         if not document.file:
-            raise DocumentNotAvailable(NOT_READY_MESSAGE if document.state in OPEN_STATES else NOT_FETCHED_MESSAGE)
+            raise Conflict(NOT_READY_MESSAGE if document.state in OPEN_STATES else NOT_FETCHED_MESSAGE)
         # A file gone from storage raises Http404, which DRF answers as a JSON 404.
         return document_file_response(document)
 
@@ -103,12 +95,5 @@ class PolicyDocumentRefetchApi(APIView):
         },
     )
     def post(self, request: Request, policy_id: str) -> Response:
-        try:
-            document = document_refetch(user=request.user, policy_id=_pk_or_404(policy_id))
-        except Policy.DoesNotExist:
-            raise exceptions.NotFound() from None
-        except PermissionError as no_agency:
-            raise exceptions.PermissionDenied(str(no_agency)) from None
-        except DocumentRefused as refused:
-            raise DocumentNotAvailable(str(refused)) from None
+        document = document_refetch(user=request.user, policy_id=_pk_or_404(policy_id))
         return Response(PolicyDocumentSerializer(document).data, status=status.HTTP_202_ACCEPTED)

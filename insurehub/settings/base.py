@@ -246,6 +246,8 @@ REST_FRAMEWORK = {
         "agencies.permissions.AgencyIsActive",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Application errors (insurehub.errors) and DoesNotExist answered in one place, not per view.
+    "EXCEPTION_HANDLER": "insurehub.api_errors.exception_handler",
     # Quote requests fan out to every insurer: per user and per agency (quotes/api/throttles.py).
     # Counted in the default cache, i.e. per web process unless CACHES points at a shared one.
     "DEFAULT_THROTTLE_RATES": {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,7 +17,6 @@ from rest_framework.views import APIView
 from quotes import selectors
 from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND
 from quotes.api.views import REQUEST_ID, uuid_or_404
-from quotes.models import QuoteRequest
 from quotes.services.comparison import NOT_COVERED, Comparison, comparison_build
 
 
@@ -79,8 +78,5 @@ class ComparisonApi(APIView):
         responses={200: ComparisonSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: Request, public_id: str) -> Response:
-        try:
-            quote_request = selectors.quote_request_get(user=request.user, public_id=uuid_or_404(public_id))
-        except QuoteRequest.DoesNotExist:
-            raise exceptions.NotFound() from None
+        quote_request = selectors.quote_request_get(user=request.user, public_id=uuid_or_404(public_id))
         return Response(comparison_data(comparison_build(request=quote_request)))

@@ -3,7 +3,8 @@
 Every read goes through `quotes.selectors`, so an agent only ever reaches their own agency's
 objects; another agency's id answers 404 exactly like an unknown one. Errors are DRF's shapes:
 400 `{"field": ["message"]}` (fields inside `data` nested under `data`), and
-`{"detail": "message"}` for 401/403/404/409.
+`{"detail": "message"}` for 401/403/404/409. The services' errors (`insurehub.errors`) and
+`DoesNotExist` are turned into them by the one exception handler, `insurehub.api_errors`.
 """
 
 from __future__ import annotations
@@ -40,25 +41,14 @@ from quotes.api.serializers import (
     quote_request_data,
 )
 from quotes.api.throttles import QUOTE_CREATE_THROTTLES, throttled_message
-from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
-from quotes.services.issuance import IssuanceRefused, issuance_start
-from quotes.services.quote_requests import (
-    InputInvalid,
-    NoInsurerAvailable,
-    quote_request_close_overdue,
-    quote_request_create,
-)
+from quotes.models import Issuance, Policy
+from quotes.services.issuance import issuance_start
+from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
 
 # Largest value a database integer key holds: a longer id is unknown, not a database error.
 _MAX_PK = 2**63 - 1
 # ASCII digits only: int() would also read Arabic-Indic and other Unicode digits.
 _PK_RE = re.compile(r"[0-9]{1,19}")
-
-
-class Conflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_detail = "İşlem şu anda yapılamıyor."
-    default_code = "conflict"
 
 
 class Page(LimitOffsetPagination):
@@ -201,27 +191,21 @@ class QuoteRequestsApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = self.CreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            quote_request = quote_request_create(user=request.user, **serializer.validated_data)
-        except InputInvalid as invalid:
-            raise exceptions.ValidationError(_nest_field_errors(invalid.errors)) from None
-        except NoInsurerAvailable as unavailable:
-            raise exceptions.ValidationError({"product": [str(unavailable)]}) from None
-        except PermissionError as no_agency:
-            raise exceptions.PermissionDenied(str(no_agency)) from None
+        quote_request = quote_request_create(user=request.user, **serializer.validated_data)
         rows = selectors.insurer_quotes_for(request=quote_request)
         return Response(quote_request_data(quote_request, rows), status=status.HTTP_201_CREATED)
 
-
-def _nest_field_errors(errors: dict[str, str]) -> dict:
-    """The service names input fields bare; the answer mirrors the body, where they sit under `data`."""
-    nested: dict = {}
-    for field, message in errors.items():
-        if field == "product":
-            nested["product"] = [message]
-        else:
-            nested.setdefault("data", {})[field] = [message]
-    return nested
+    @staticmethod
+    def field_errors_shape(field_errors: dict[str, list[str]]) -> dict:
+        """The service names input fields bare; the answer mirrors the body, where they sit under
+        `data` (read by the exception handler, `insurehub.api_errors`)."""
+        nested: dict = {}
+        for field, messages in field_errors.items():
+            if field == "product":
+                nested["product"] = messages
+            else:
+                nested.setdefault("data", {})[field] = messages
+        return nested
 
 
 class QuoteRequestDetailApi(APIView):
@@ -232,10 +216,7 @@ class QuoteRequestDetailApi(APIView):
         responses={200: QuoteRequestSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: Request, public_id: str) -> Response:
-        try:
-            quote_request = selectors.quote_request_get(user=request.user, public_id=uuid_or_404(public_id))
-        except QuoteRequest.DoesNotExist:
-            raise exceptions.NotFound() from None
+        quote_request = selectors.quote_request_get(user=request.user, public_id=uuid_or_404(public_id))
         quote_request_close_overdue(request=quote_request)
         rows = selectors.insurer_quotes_for(request=quote_request)
         return Response(quote_request_data(quote_request, rows))
@@ -280,14 +261,7 @@ class InsurerQuoteIssueApi(APIView):
         # Only to pick 200 or 202: the service itself hands back the stored record on a repeat, and
         # it (not this check) decides whether the user may reach this quote at all.
         existed = Issuance.objects.filter(insurer_quote_id=quote_id).exists()
-        try:
-            issuance = issuance_start(user=request.user, insurer_quote_id=quote_id, **serializer.validated_data)
-        except InsurerQuote.DoesNotExist:
-            raise exceptions.NotFound() from None
-        except IssuanceRefused as refused:
-            raise Conflict(str(refused)) from None
-        except PermissionError as no_agency:
-            raise exceptions.PermissionDenied(str(no_agency)) from None
+        issuance = issuance_start(user=request.user, insurer_quote_id=quote_id, **serializer.validated_data)
         return Response(
             IssuanceSerializer(issuance).data, status=status.HTTP_200_OK if existed else status.HTTP_202_ACCEPTED
         )
@@ -301,10 +275,7 @@ class IssuanceDetailApi(APIView):
         responses={200: IssuanceSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: Request, issuance_id: str) -> Response:
-        try:
-            issuance = selectors.issuance_get(user=request.user, pk=_pk_or_404(issuance_id))
-        except Issuance.DoesNotExist:
-            raise exceptions.NotFound() from None
+        issuance = selectors.issuance_get(user=request.user, pk=_pk_or_404(issuance_id))
         return Response(IssuanceSerializer(issuance).data)
 
 
@@ -362,10 +333,7 @@ class PolicyDetailApi(APIView):
         responses={200: PolicyDetailSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: Request, policy_id: str) -> Response:
-        try:
-            policy = selectors.policy_get(user=request.user, pk=_pk_or_404(policy_id))
-        except Policy.DoesNotExist:
-            raise exceptions.NotFound() from None
+        policy = selectors.policy_get(user=request.user, pk=_pk_or_404(policy_id))
         return Response(PolicyDetailSerializer(policy).data)
 
 

@@ -29,6 +29,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from documents.services import document_request
+from insurehub.errors import Conflict
 from integrations import results
 from integrations.credentials import decrypt_secret, encrypt_secret
 from integrations.engine import Outcome
@@ -72,7 +73,7 @@ PAYMENT_TOKEN_GONE_MESSAGE = (
 ENCRYPTED_TOKEN_KEY = "payment_token_encrypted"  # noqa: S105 - a payload key
 
 
-class IssuanceRefused(Exception):
+class IssuanceRefused(Conflict):
     """The platform will not issue this quote; the message is for the agent, in Turkish."""
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 from agencies.models import Agency
 from customers.models import Customer
 from customers.services import customer_identity_conflict
+from insurehub.errors import Invalid, NoActiveAgency
 from integrations.engine import Outcome
 from integrations.masking import mask_and_cut
 from integrations.models import InsurerAccount
@@ -30,22 +31,22 @@ logger = logging.getLogger(__name__)
 DEADLINE_GRACE = timedelta(seconds=2)
 
 
-class InputInvalid(Exception):
+class InputInvalid(Invalid):
     """The agent's input has errors; nothing was saved. `errors` maps field -> Turkish message."""
 
-    def __init__(self, errors: Mapping[str, str]) -> None:
-        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
-        self.errors = dict(errors)
 
+class NoInsurerAvailable(Invalid):
+    """The agency has no active account at any active insurer selling this product: a bad
+    `product` for this agency, answered on that field."""
 
-class NoInsurerAvailable(Exception):
-    """The agency has no active account at any active insurer selling this product."""
+    def __init__(self, message: str) -> None:
+        super().__init__({"product": message}, message)
 
 
 def agency_of(user: AbstractBaseUser) -> Agency:
     profile = getattr(user, "agent_profile", None)
     if profile is None:
-        raise PermissionError("Bu kullanıcı bir acenteye bağlı değil.")
+        raise NoActiveAgency("Bu kullanıcı bir acenteye bağlı değil.")
     return profile.agency
 
 
@@ -77,7 +78,7 @@ def quote_request_create(
     agency = agency_of(user)
     if not agency.is_active:
         # Its insurer accounts are the agency's contracts: a deactivated agency asks nobody.
-        raise PermissionError("Acenteniz pasif durumda; teklif alınamaz.")
+        raise NoActiveAgency("Acenteniz pasif durumda; teklif alınamaz.")
     if customer is not None:
         if customer.agency_id != agency.pk:
             raise InputInvalid({"customer": "Geçersiz müşteri seçimi."})

@@ -9,17 +9,19 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from insurehub.errors import Conflict
 from quotes import selectors
 from quotes.models import QuoteRequest
-from quotes.services.quote_requests import quote_request_create
+from quotes.services.quote_requests import InputInvalid, quote_request_create
 
 NO_SOURCE_MESSAGE = (
     "Bu poliçe platform dışından aktarıldı; yeniden teklif için gereken bilgiler (ruhsat, araç, adres) "
     "kayıtlı değil. Lütfen yeni teklif formunu kullanın."
 )
+RULES_CHANGED_MESSAGE = "Eski teklifin bilgileri bugünkü kurallara uymuyor; lütfen yeni teklif formunu kullanın."
 
 
-class RenewalNotPossible(Exception):
+class RenewalNotPossible(Conflict):
     """The policy cannot be quoted again from what the platform knows; the text is for the agent."""
 
 
@@ -30,7 +32,8 @@ def renewal_quote_create(*, user: AbstractBaseUser, policy_id: int) -> QuoteRequ
     CSV has none, and is refused with RenewalNotPossible. The new request is the same
     customer's. Only the policy's own agency may ask (its insurer accounts are called);
     another agency's id raises Policy.DoesNotExist, as an unknown one does. The input is
-    checked again (InputInvalid), since the rules may have changed in a year.
+    checked again, since the rules may have changed in a year: an old input that no longer
+    passes is RenewalNotPossible too (the renewal button has no form to show field errors on).
     """
     policy = selectors.policy_to_renew_get(user=user, pk=policy_id)
     source = policy.issuance.quote_request if policy.issuance_id else None
@@ -39,7 +42,10 @@ def renewal_quote_create(*, user: AbstractBaseUser, policy_id: int) -> QuoteRequ
     customer_id = policy.customer_id or source.customer_id
     # One transaction: the calls start on commit, by which time the request names its customer.
     with transaction.atomic():
-        quote_request = quote_request_create(user=user, product=policy.product, data=dict(source.input_data))
+        try:
+            quote_request = quote_request_create(user=user, product=policy.product, data=dict(source.input_data))
+        except InputInvalid as invalid:
+            raise RenewalNotPossible(f"{RULES_CHANGED_MESSAGE} {'; '.join(invalid.errors.values())}") from None
         if customer_id is not None:
             QuoteRequest.objects.filter(pk=quote_request.pk).update(customer_id=customer_id)
             quote_request.customer_id = customer_id
