@@ -10,16 +10,21 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from agencies.models import AgentProfile
+from insurehub.errors import Forbidden, Invalid
+
+
+class AgentInvalid(Invalid):
+    """The new agent's input has errors; nothing was saved. `errors` maps field -> messages."""
 
 
 def _admin_profile(admin: AbstractBaseUser) -> AgentProfile:
     profile = getattr(admin, "agent_profile", None)
     if profile is None or not profile.is_agency_admin or not profile.agency.is_active:
-        raise PermissionDenied("Bu işlem için acente yöneticisi olmalısınız.")
+        raise Forbidden("Bu işlem için acente yöneticisi olmalısınız.")
     return profile
 
 
@@ -41,7 +46,7 @@ def managed_agents(*, admin: AbstractBaseUser):
 def agent_create(
     *, admin: AbstractBaseUser, username: str, password: str, first_name: str = "", last_name: str = ""
 ) -> AgentProfile:
-    """A new plain agent of the admin's agency. Raises ValidationError keyed by field, in Turkish."""
+    """A new plain agent of the admin's agency. Raises AgentInvalid keyed by field, in Turkish."""
     profile = _admin_profile(admin)
     user_model = get_user_model()
     username = username.strip()
@@ -61,7 +66,7 @@ def agent_create(
     except ValidationError as invalid:
         errors["password"] = list(invalid.messages)
     if errors:
-        raise ValidationError(errors)
+        raise AgentInvalid(errors)
     with transaction.atomic():
         candidate.set_password(password)
         candidate.save()

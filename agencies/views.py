@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from agencies.forms import AgentCreateForm
-from agencies.models import AgentProfile
 from agencies.services import agent_create, agent_set_active, managed_agents
+from quotes.views.common import desk_errors
 
 
 def _require_agency_admin(request: HttpRequest) -> None:
@@ -26,17 +26,14 @@ def _require_agency_admin(request: HttpRequest) -> None:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@desk_errors
 def agent_list(request: HttpRequest) -> HttpResponse:
     _require_agency_admin(request)
     form = AgentCreateForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        try:
+        with desk_errors(form) as outcome:
             agent = agent_create(admin=request.user, **form.cleaned_data)
-        except ValidationError as invalid:
-            for field, errors in invalid.message_dict.items():
-                for error in errors:
-                    form.add_error(field if field in form.fields else None, error)
-        else:
+        if outcome.ok:
             messages.success(request, f"{agent.user.get_username()} eklendi.")
             return redirect("agency_agents")
     context = {"form": form, "agents": managed_agents(admin=request.user), "agency": request.user.agent_profile.agency}
@@ -45,13 +42,11 @@ def agent_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@desk_errors
 def agent_toggle(request: HttpRequest, agent_id: int) -> HttpResponse:
     _require_agency_admin(request)
     is_active = request.POST.get("aktif") == "1"
-    try:
-        agent = agent_set_active(admin=request.user, agent_id=agent_id, is_active=is_active)
-    except AgentProfile.DoesNotExist:
-        raise Http404("Çalışan bulunamadı.") from None
+    agent = agent_set_active(admin=request.user, agent_id=agent_id, is_active=is_active)
     state = "etkinleştirildi" if is_active else "pasifleştirildi"
     messages.success(request, f"{agent.user.get_username()} {state}.")
     return redirect("agency_agents")

@@ -10,15 +10,14 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from customers import selectors
 from customers.forms import CustomerForm
-from customers.models import Customer
-from customers.services import CustomerInvalid, customer_create, customer_may_write, customer_update
-from quotes.views.common import page_of, search_recall, search_redirect
+from customers.services import customer_create, customer_may_write, customer_update
+from quotes.views.common import desk_errors, page_of, search_recall, search_redirect
 
 # What the customer page lists of a customer's history; older ones stay in the main lists.
 HISTORY_LIMIT = 50
@@ -46,11 +45,9 @@ def customer_new(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     form = CustomerForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        try:
+        with desk_errors(form) as outcome:
             customer = customer_create(user=request.user, data=form.cleaned_data)
-        except CustomerInvalid as invalid:
-            form.add_errors(invalid.errors)
-        else:
+        if outcome.ok:
             messages.success(request, f"{customer.name} kaydedildi.")
             return redirect("customer_detail", pk=customer.pk)
     return render(request, "customers/customer_form.html", {"form": form}, status=400 if form.errors else 200)
@@ -58,11 +55,9 @@ def customer_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
+@desk_errors
 def customer_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        customer = selectors.customer_get(user=request.user, pk=pk)
-    except Customer.DoesNotExist:
-        raise Http404("Müşteri bulunamadı.") from None
+    customer = selectors.customer_get(user=request.user, pk=pk)
     profile = getattr(request.user, "agent_profile", None)
     context = {
         "customer": customer,
@@ -78,20 +73,16 @@ def customer_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@desk_errors
 def customer_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        customer = selectors.customer_get_for_edit(user=request.user, pk=pk)
-    except Customer.DoesNotExist:
-        raise Http404("Müşteri bulunamadı.") from None
+    customer = selectors.customer_get_for_edit(user=request.user, pk=pk)
     if not customer_may_write(request.user):
         raise PermissionDenied
     form = CustomerForm(request.POST if request.method == "POST" else None, customer=customer)
     if request.method == "POST" and form.is_valid():
-        try:
+        with desk_errors(form) as outcome:
             customer_update(user=request.user, customer=customer, data=form.cleaned_data)
-        except CustomerInvalid as invalid:
-            form.add_errors(invalid.errors)
-        else:
+        if outcome.ok:
             messages.success(request, f"{customer.name} güncellendi.")
             return redirect("customer_detail", pk=customer.pk)
     context = {"form": form, "customer": customer}

@@ -18,9 +18,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from documents import selectors
 from documents.models import PolicyDocument
-from documents.services import OPEN_STATES, PDF_CONTENT_TYPE, DocumentRefused, document_refetch
+from documents.services import OPEN_STATES, PDF_CONTENT_TYPE, document_refetch
 from quotes.models import Policy
-from quotes.views.common import fragment_login_required
+from quotes.views.common import desk_errors, fragment_login_required
 
 logger = logging.getLogger(__name__)
 
@@ -41,21 +41,11 @@ def document_status_context(request: HttpRequest, policy: Policy, *, refusal: st
     }
 
 
-def _policy_or_404(request: HttpRequest, pk: int) -> Policy:
-    try:
-        return selectors.policy_for_document(user=request.user, policy_id=pk)
-    except Policy.DoesNotExist:
-        raise Http404("Poliçe bulunamadı.") from None
-
-
 @login_required
 @require_GET
+@desk_errors
 def policy_document_download(request: HttpRequest, pk: int) -> FileResponse:
-    try:
-        document = selectors.document_downloadable(user=request.user, policy_id=pk)
-    except (Policy.DoesNotExist, PolicyDocument.DoesNotExist):
-        raise Http404("Poliçe belgesi bulunamadı.") from None
-    return document_file_response(document)
+    return document_file_response(selectors.document_downloadable(user=request.user, policy_id=pk))
 
 
 def document_file_response(document: PolicyDocument) -> FileResponse:
@@ -78,27 +68,28 @@ def document_file_response(document: PolicyDocument) -> FileResponse:
 
 @fragment_login_required
 @require_GET
+@desk_errors
 def policy_document_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The document state alone, polled while the PDF is being fetched."""
-    policy = _policy_or_404(request, pk)
+    policy = selectors.policy_for_document(user=request.user, policy_id=pk)
     return render(request, "documents/_document_status.html", document_status_context(request, policy))
 
 
 @fragment_login_required
 @require_POST
+@desk_errors
 def policy_document_refetch(request: HttpRequest, pk: int) -> HttpResponse:
     """ "Yeniden al": the fragment again for htmx, else back to the page the button was on."""
-    refusal = ""
-    try:
+    policy = selectors.policy_for_document(user=request.user, policy_id=pk)
+    if not selectors.may_refetch(user=request.user, policy=policy):
+        # A re-fetch spends the policy's own agency's insurer account: to any other reader (a
+        # head office's included) this button's address is an unknown policy.
+        raise Http404("Poliçe bulunamadı.")
+    with desk_errors() as outcome:
         document_refetch(user=request.user, policy_id=pk)
-    except (Policy.DoesNotExist, PermissionError):
-        raise Http404("Poliçe bulunamadı.") from None
-    except DocumentRefused as refused:
-        refusal = str(refused)
-    policy = _policy_or_404(request, pk)
     if getattr(request, "htmx", False):
-        context = document_status_context(request, policy, refusal=refusal)
-        return render(request, "documents/_document_status.html", context, status=409 if refusal else 200)
+        context = document_status_context(request, policy, refusal=outcome.message)
+        return render(request, "documents/_document_status.html", context, status=outcome.status)
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         back = "policy_list"

@@ -148,6 +148,13 @@ class QuoteRequestForm(forms.Form):
             if name not in self.errors:
                 self.add_error(name if name in self.fields else None, message)
 
+    def error_field(self, name: str) -> str:
+        """Where a service's message about `name` goes (`quotes.views.common.desk_errors`): the
+        quote's own field, else the inline new customer's (the customer's identity_no is owner_id)."""
+        if name in self.fields:
+            return name
+        return "owner_id" if name == "identity_no" else NEW_CUSTOMER_PREFIX + name
+
     def add_errors(self, errors: Mapping[str, str]) -> None:
         """Each message next to its field; anything not on this form goes to the top."""
         for field, message in errors.items():

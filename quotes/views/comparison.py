@@ -10,22 +10,16 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from quotes import selectors
-from quotes.models import QuoteRequest
 from quotes.services.comparison import comparison_build, installment_total
 from quotes.services.comparison_pdf import comparison_pdf
-
-
-def _request_or_404(request: HttpRequest, public_id: UUID) -> QuoteRequest:
-    try:
-        return selectors.quote_request_get(user=request.user, public_id=public_id)
-    except QuoteRequest.DoesNotExist:
-        raise Http404("Teklif talebi bulunamadı.") from None
+from quotes.views.common import desk_errors
 
 
 @login_required
 @require_GET
+@desk_errors
 def comparison_page(request: HttpRequest, public_id: UUID) -> HttpResponse:
-    comparison = comparison_build(request=_request_or_404(request, public_id))
+    comparison = comparison_build(request=selectors.quote_request_get(user=request.user, public_id=public_id))
     installments = [
         (count, [installment_total(column, count) for column in comparison.columns])
         for count in comparison.installment_counts
@@ -36,8 +30,9 @@ def comparison_page(request: HttpRequest, public_id: UUID) -> HttpResponse:
 
 @login_required
 @require_GET
+@desk_errors
 def comparison_download(request: HttpRequest, public_id: UUID) -> HttpResponse:
-    quote_request = _request_or_404(request, public_id)
+    quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     comparison = comparison_build(request=quote_request)
     if not comparison.columns:
         raise Http404("Karşılaştırılacak teklif yok.")

@@ -5,46 +5,36 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from quotes import selectors
 from quotes.forms import IssuanceConfirmForm
-from quotes.models import InsurerQuote, Issuance
-from quotes.services.issuance import IssuanceRefused, issuance_start
-from quotes.views.common import ISSUANCE_FINAL_STATES, fragment_login_required
+from quotes.models import Issuance
+from quotes.services.issuance import issuance_start
+from quotes.views.common import ISSUANCE_FINAL_STATES, desk_errors, fragment_login_required
 
 # --- issuance ---------------------------------------------------------------------------------
 
 
-def _insurer_quote_or_404(request: HttpRequest, pk: int) -> InsurerQuote:
-    try:
-        return selectors.insurer_quote_get(user=request.user, pk=pk)
-    except InsurerQuote.DoesNotExist:
-        raise Http404("Teklif bulunamadı.") from None
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
+@desk_errors
 def issuance_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     """The confirm step. A second POST (double click, other tab, retry) gets the same issuance
     back from the service, so it lands on the same status page and never issues twice."""
-    quote = _insurer_quote_or_404(request, pk)
-    refusal = ""
+    quote = selectors.insurer_quote_get(user=request.user, pk=pk)
+    outcome = desk_errors()
     if request.method == "POST":
         form = IssuanceConfirmForm(request.POST)
         if form.is_valid():
-            try:
+            with outcome:
                 issuance = issuance_start(
                     user=request.user, insurer_quote_id=quote.pk, payment_token=form.cleaned_data["payment_token"]
                 )
-            except IssuanceRefused as error:
-                refusal = str(error)
-            except InsurerQuote.DoesNotExist:
-                raise Http404("Teklif bulunamadı.") from None
-            else:
+            if outcome.ok:
                 return redirect("issuance_detail", pk=issuance.pk)
     else:
         existing = Issuance.objects.filter(insurer_quote=quote).first()
@@ -54,17 +44,10 @@ def issuance_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "quote": quote,
         "form": form,
-        "refusal": refusal,
+        "refusal": outcome.message,
         "expired": quote.valid_until is not None and quote.valid_until <= timezone.now(),
     }
-    return render(request, "quotes/issuance_confirm.html", context, status=409 if refusal else 200)
-
-
-def _issuance_or_404(request: HttpRequest, pk: int) -> Issuance:
-    try:
-        return selectors.issuance_get(user=request.user, pk=pk)
-    except Issuance.DoesNotExist:
-        raise Http404("Poliçeleştirme bulunamadı.") from None
+    return render(request, "quotes/issuance_confirm.html", context, status=outcome.status)
 
 
 def _issuance_context(issuance: Issuance) -> dict[str, Any]:
@@ -73,14 +56,16 @@ def _issuance_context(issuance: Issuance) -> dict[str, Any]:
 
 @login_required
 @require_GET
+@desk_errors
 def issuance_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    issuance = _issuance_or_404(request, pk)
+    issuance = selectors.issuance_get(user=request.user, pk=pk)
     return render(request, "quotes/issuance_detail.html", _issuance_context(issuance))
 
 
 @fragment_login_required
 @require_GET
+@desk_errors
 def issuance_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The issuance state alone, polled every second until the policy number (or a reason) is in."""
-    issuance = _issuance_or_404(request, pk)
+    issuance = selectors.issuance_get(user=request.user, pk=pk)
     return render(request, "quotes/_issuance_status.html", _issuance_context(issuance))

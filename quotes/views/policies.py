@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
@@ -14,7 +14,7 @@ from quotes import selectors
 from quotes.forms import PRODUCTS
 from quotes.models import Policy
 from quotes.services.policies import export_filename, policy_export_csv, policy_export_xlsx
-from quotes.views.common import DeskSearch, page_of, search_recall, search_redirect
+from quotes.views.common import DeskSearch, desk_errors, page_of, search_recall, search_redirect
 
 # --- filters ------------------------------------------------------------------------------------
 
@@ -92,11 +92,9 @@ def policy_search(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
+@desk_errors
 def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        policy = selectors.policy_get(user=request.user, pk=pk)
-    except Policy.DoesNotExist:
-        raise Http404("Poliçe bulunamadı.") from None
+    policy = selectors.policy_get(user=request.user, pk=pk)
     source = policy.issuance.quote_request if policy.issuance_id else None
     profile = getattr(request.user, "agent_profile", None)
     context = {

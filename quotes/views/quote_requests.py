@@ -16,18 +16,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from customers.models import Customer
 from customers.selectors import customer_choices
-from customers.services import CustomerInvalid, customer_create
+from customers.services import customer_create
 from integrations.work import WorkState
 from quotes import selectors
 from quotes.forms import PRODUCTS, QUOTE_FORMS
 from quotes.models import QuoteRequest
-from quotes.services.quote_requests import (
-    InputInvalid,
-    NoInsurerAvailable,
-    quote_request_close_overdue,
-    quote_request_create,
-)
-from quotes.views.common import fragment_login_required, page_of, search_recall, search_redirect
+from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
+from quotes.views.common import desk_errors, fragment_login_required, page_of, search_recall, search_redirect
 from quotes.views.policies import list_query
 
 # --- quote requests ---------------------------------------------------------------------------
@@ -46,22 +41,15 @@ def quote_request_new(request: HttpRequest, product: str = "trafik") -> HttpResp
     else:
         form = form_class(initial=_preselected_customer(request, customers), customers=customers)
     if request.method == "POST" and form.is_valid():
-        try:
-            # A new customer typed into the form is saved with the request, or not at all.
-            with transaction.atomic():
-                customer = form.customer
-                if form.wants_new_customer:
-                    customer = customer_create(user=request.user, data=form.new_customer_data())
-                quote_request = quote_request_create(
-                    user=request.user, product=product, data=form.cleaned_data, customer=customer
-                )
-        except CustomerInvalid as error:
-            form.add_customer_errors(error.errors)
-        except InputInvalid as error:
-            form.add_errors(error.errors)
-        except (NoInsurerAvailable, PermissionError) as error:
-            form.add_error(None, str(error))
-        else:
+        # A new customer typed into the form is saved with the request, or not at all.
+        with desk_errors(form) as outcome, transaction.atomic():
+            customer = form.customer
+            if form.wants_new_customer:
+                customer = customer_create(user=request.user, data=form.new_customer_data())
+            quote_request = quote_request_create(
+                user=request.user, product=product, data=form.cleaned_data, customer=customer
+            )
+        if outcome.ok:
             return redirect("quote_request_detail", public_id=quote_request.public_id)
     return render(request, "quotes/quote_request_new.html", {"form": form, "product": product, "products": PRODUCTS})
 
@@ -72,13 +60,6 @@ def _preselected_customer(request: HttpRequest, customers: QuerySet[Customer]) -
     pk = request.GET.get("musteri", "")
     customer = customers.filter(pk=pk).first() if pk.isascii() and pk.isdigit() and len(pk) < 19 else None
     return {"customer": str(customer.pk), "owner_id": customer.identity_no} if customer else {}
-
-
-def _quote_request_or_404(request: HttpRequest, public_id: UUID) -> QuoteRequest:
-    try:
-        return selectors.quote_request_get(user=request.user, public_id=public_id)
-    except QuoteRequest.DoesNotExist:
-        raise Http404("Teklif talebi bulunamadı.") from None
 
 
 def _results_context(quote_request: QuoteRequest, user: Any) -> dict[str, Any]:
@@ -103,8 +84,9 @@ def _results_context(quote_request: QuoteRequest, user: Any) -> dict[str, Any]:
 
 @login_required
 @require_GET
+@desk_errors
 def quote_request_detail(request: HttpRequest, public_id: UUID) -> HttpResponse:
-    quote_request = _quote_request_or_404(request, public_id)
+    quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     context = _results_context(quote_request, request.user)
     # A warning, not a block: the agent may be quoting a transfer, or the other policy is ending.
     context["policy_in_force"] = selectors.trafik_policy_in_force_for(quote_request=quote_request)
@@ -113,9 +95,10 @@ def quote_request_detail(request: HttpRequest, public_id: UUID) -> HttpResponse:
 
 @fragment_login_required
 @require_GET
+@desk_errors
 def quote_request_results(request: HttpRequest, public_id: UUID) -> HttpResponse:
     """The results table alone, polled every second until every insurer's row is final."""
-    quote_request = _quote_request_or_404(request, public_id)
+    quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     return render(request, "quotes/_results.html", _results_context(quote_request, request.user))
 
 

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from quotes import selectors
-from quotes.models import Policy
-from quotes.services.quote_requests import InputInvalid, NoInsurerAvailable
-from quotes.services.renewals import RenewalNotPossible, renewal_quote_create
-from quotes.views.common import page_of
+from quotes.services.renewals import renewal_quote_create
+from quotes.views.common import desk_errors, page_of
 
 
 def _window(value: str | None) -> int:
@@ -41,19 +39,10 @@ def renewal_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 def renewal_quote(request: HttpRequest, pk: int) -> HttpResponse:
     """ "Yeniden teklif al": the same risk at every insurer, then the new request's results."""
-    try:
+    with desk_errors() as outcome:
         quote_request = renewal_quote_create(user=request.user, policy_id=pk)
-    except Policy.DoesNotExist:
-        raise Http404("Poliçe bulunamadı.") from None
-    except InputInvalid as invalid:
-        messages.error(
-            request,
-            "Eski teklifin bilgileri bugünkü kurallara uymuyor; lütfen yeni teklif formunu kullanın. "
-            + "; ".join(invalid.errors.values()),
-        )
-    except (RenewalNotPossible, NoInsurerAvailable, PermissionError) as refused:
-        messages.error(request, str(refused))
-    else:
+    if outcome.ok:
         return redirect("quote_request_detail", public_id=quote_request.public_id)
+    messages.error(request, outcome.message)
     back = reverse("renewal_list") + "?" + urlencode({"gun": _window(request.POST.get("gun"))})
     return redirect(back)
