@@ -14,6 +14,8 @@ import gzip
 import json
 import re
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from xml.sax.saxutils import escape
@@ -26,6 +28,7 @@ from stdnum.tr import vkn
 
 from integrations.adapters.bogazici import BS_NS, SOAP_NS
 from integrations.adapters.cinar import clear_token_cache
+from integrations.adapters.registry import registered_codes
 from integrations.channel import Reply
 from integrations.masking import raw_sample
 from integrations.recording import MAX_RAW_SAMPLE
@@ -36,7 +39,7 @@ from tests.hardening.fake_insurer import Answer, FakeInsurerTransport, adapter_o
 
 pytestmark = pytest.mark.django_db
 
-INSURERS = ("anka", "bogazici", "cinar", "deniz")
+INSURERS = registered_codes()
 OPERATIONS = (
     "trafik_quote",
     "kasko_quote",
@@ -183,32 +186,63 @@ BOGAZICI = {
 }
 
 
+def _anka_kinds(request: Any) -> list[str]:
+    path = request.path_url
+    return ["address" if "/addresses/" in path else "policy" if "/policies" in path else "quote", "error"]
+
+
+def _bogazici_kinds(request: Any) -> list[str]:
+    operation = soap_operation_of(request) or ""
+    return ["address" if "Adres" in operation else "policy" if "Police" in operation else "quote", "error"]
+
+
+def _cinar_kinds(request: Any) -> list[str]:
+    path = request.path_url
+    kind = (
+        "token"
+        if path.endswith("/token")
+        else "address"
+        if "dask-adres" in path
+        else "policy"
+        if "police" in path
+        else "quote"
+    )
+    return [kind, "error", "duplicate", "maintenance"]
+
+
+def _deniz_kinds(request: Any) -> list[str]:
+    path = request.path_url
+    if path.startswith("/policy-requests?"):
+        return ["lookup", "error"]
+    if path.startswith("/policy-requests"):
+        return ["request", "error", "duplicate"]
+    return ["address" if "/addresses/" in path else "policy" if "/policies/" in path else "quote", "error"]
+
+
+@dataclass(frozen=True)
+class AnswerProfile:
+    """How one insurer answers, for the fuzz: the kinds of answer a request can get (its success
+    first) and one valid body per kind, which the fuzz then breaks; SOAP insurers' bodies are
+    wrapped in an envelope."""
+
+    kinds: Callable[[Any], list[str]]
+    templates: dict[str, dict[str, Any]]
+    soap: bool = False
+
+
+# One per registered insurer: a new insurer fails `test_every_registered_insurer_has_an_answer_profile`
+# (and every fuzz test) until it gets one, rather than going unfuzzed.
+ANSWER_PROFILES: dict[str, AnswerProfile] = {
+    "anka": AnswerProfile(_anka_kinds, ANKA),
+    "bogazici": AnswerProfile(_bogazici_kinds, BOGAZICI, soap=True),
+    "cinar": AnswerProfile(_cinar_kinds, CINAR),
+    "deniz": AnswerProfile(_deniz_kinds, DENIZ),
+}
+
+
 def answer_kinds(insurer_code: str, request: Any) -> list[str]:
     """The answer kinds this request can get, so most fuzzed answers reach deep into the reading."""
-    path = request.path_url
-    if insurer_code == "anka":
-        kind = "address" if "/addresses/" in path else "policy" if "/policies" in path else "quote"
-    elif insurer_code == "cinar":
-        kind = (
-            "token"
-            if path.endswith("/token")
-            else "address"
-            if "dask-adres" in path
-            else "policy"
-            if "police" in path
-            else "quote"
-        )
-        return [kind, "error", "duplicate", "maintenance"]
-    elif insurer_code == "deniz":
-        if path.startswith("/policy-requests?"):
-            return ["lookup", "error"]
-        if path.startswith("/policy-requests"):
-            return ["request", "error", "duplicate"]
-        kind = "address" if "/addresses/" in path else "policy" if "/policies/" in path else "quote"
-    else:
-        operation = soap_operation_of(request) or ""
-        kind = "address" if "Adres" in operation else "policy" if "Police" in operation else "quote"
-    return [kind, "error"]
+    return ANSWER_PROFILES[insurer_code].kinds(request)
 
 
 @st.composite
@@ -255,8 +289,9 @@ def shaped_body(draw: st.DrawFn, insurer_code: str, request: Any, *, success_onl
     """The insurer's own answer shape for this request (its success, mostly), with a few parts broken."""
     kinds = answer_kinds(insurer_code, request)
     kind = kinds[0] if success_only or draw(st.integers(0, 9)) < 6 else draw(st.sampled_from(kinds))
-    if insurer_code == "bogazici":
-        result = draw(broken(BOGAZICI[kind]))
+    profile = ANSWER_PROFILES[insurer_code]
+    if profile.soap:
+        result = draw(broken(profile.templates[kind]))
         operation = soap_operation_of(request) or "TrafikTeklif"
         if not success_only and draw(st.integers(0, 9)) == 0:
             operation = "BaskaIslem"
@@ -265,8 +300,7 @@ def shaped_body(draw: st.DrawFn, insurer_code: str, request: Any, *, success_onl
             fault = (draw(st.sampled_from(["soap:Server", "soap:Client.Auth", "x:Server", "Server", ""])), "hata")
         raw = not success_only and draw(st.integers(0, 4)) == 0
         return soap_envelope_of(operation, result, fault=fault, raw=raw)
-    templates = {"anka": ANKA, "cinar": CINAR, "deniz": DENIZ}[insurer_code]
-    return json.dumps(draw(broken(templates[kind])), allow_nan=True).encode()
+    return json.dumps(draw(broken(profile.templates[kind])), allow_nan=True).encode()
 
 
 XML_ATTACKS = [
@@ -448,6 +482,11 @@ def assert_one_record_per_exchange(transport: FakeInsurerTransport, records: lis
 
 
 # --- the properties -------------------------------------------------------------------------------
+
+
+def test_every_registered_insurer_has_an_answer_profile():
+    """A new adapter is fuzzed like the others: it cannot join the registry without its answer shapes."""
+    assert sorted(ANSWER_PROFILES) == registered_codes()
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
