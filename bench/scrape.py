@@ -70,7 +70,7 @@ def fill(rows: int, *, now: datetime) -> None:
 
 
 def time_scrapes(count: int = 20) -> tuple[float, float]:
-    from integrations.metrics import metrics_render
+    from console.metrics import metrics_render
 
     seconds = []
     for _ in range(count):

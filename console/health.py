@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
-from django.apps import apps
 from django.db.models import Count, F, Max, Min, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -28,6 +27,8 @@ from integrations.retention import COUNT, RETRIES, Measure, attempt_totals, coun
 from integrations.sharedstate import DatabaseSharedState, shared_state
 from integrations.taxonomy import ErrorClass, ErrorKind
 from integrations.work import WorkItem, WorkState
+from quotes.models import Issuance
+from sync.models import SyncItem
 
 DEAD_STATES = (WorkState.FAILED, WorkState.DEFERRED)
 WAITING_STATES = (WorkState.QUEUED, WorkState.PENDING)
@@ -91,19 +92,14 @@ class WorkSource:
 
 
 def work_sources() -> list[WorkSource]:
-    """Issuances and policy-sync items; a source whose app is not installed is left out."""
-    known = [
-        ("issuance", "Poliçeleştirme", "quotes", "Issuance", "insurer_quote__insurer__code", "quote_request__product"),
-        ("sync", "Poliçe eşitleme", "sync", "SyncItem", "policy__insurer__code", "policy__product"),
+    """Issuances and policy-sync items: the durable work an operator watches.
+
+    Imported, not looked up by name: the console sits above `quotes` and `sync` (issue 11).
+    """
+    return [
+        WorkSource("issuance", "Poliçeleştirme", Issuance, "insurer_quote__insurer__code", "quote_request__product"),
+        WorkSource("sync", "Poliçe eşitleme", SyncItem, "policy__insurer__code", "policy__product"),
     ]
-    sources = []
-    for name, label, app_label, model_name, insurer_path, product_path in known:
-        try:
-            model = apps.get_model(app_label, model_name)
-        except LookupError:
-            continue
-        sources.append(WorkSource(name, label, model, insurer_path, product_path))
-    return sources
 
 
 @dataclass

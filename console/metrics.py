@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-from integrations.health import HealthFilter, retry_budgets, send_rates, work_counts, work_sources
+from console.health import HealthFilter, retry_budgets, send_rates, work_counts, work_sources
 from integrations.models import LATENCY_BUCKETS, Insurer
 from integrations.operations import Operation
 from integrations.policies import policy_for

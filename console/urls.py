@@ -8,7 +8,7 @@ must come before the admin's own patterns, whose catch-all would answer 404 for 
 from django.contrib import admin
 from django.urls import path
 
-from integrations import views
+from console import views
 
 urlpatterns = [
     path("metrics", views.metrics_view, name="metrics"),

@@ -16,9 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from integrations.audit import error_mapping_classify
-from integrations.classification import MAPPING_CACHE_SECONDS
-from integrations.health import (
+from console.health import (
     WINDOWS,
     HealthFilter,
     MinutePoint,
@@ -31,7 +29,9 @@ from integrations.health import (
     unknown_codes_seen,
     work_sources,
 )
-from integrations.metrics import metrics_render
+from console.metrics import metrics_render
+from integrations.audit import error_mapping_classify
+from integrations.classification import MAPPING_CACHE_SECONDS
 from integrations.models import Insurer
 from integrations.operations import PRODUCT_LABELS_TR, Product
 from integrations.taxonomy import ErrorKind
@@ -97,7 +97,7 @@ def health_dashboard(request: HttpRequest) -> HttpResponse:
         "filter_query": _filter_query(window.key, insurer_code, product),
         "mapping_cache_seconds": int(MAPPING_CACHE_SECONDS),
     }
-    return render(request, "integrations/health.html", context)
+    return render(request, "console/health.html", context)
 
 
 @require_POST

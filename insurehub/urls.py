@@ -18,8 +18,8 @@ class FaviconRedirect(RedirectView):
 urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page says; answer with the real one, not a 404.
     path("favicon.ico", FaviconRedirect.as_view(permanent=True), name="favicon"),
-    # /metrics and the health dashboard under /admin/integrations/health/: before admin's catch-all.
-    path("", include("integrations.urls")),
+    # /metrics and the console's health dashboard under /admin/integrations/health/: before admin's catch-all.
+    path("", include("console.urls")),
     path("admin/", admin.site.urls),
     path("giris/", RateLimitedLoginView.as_view(), name="login"),
     path("cikis/", auth_views.LogoutView.as_view(), name="logout"),

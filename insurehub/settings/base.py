@@ -62,6 +62,8 @@ INSTALLED_APPS = [
     "customers",
     "documents",
     "notifications",
+    # The operator console reads every app above: it comes last (issue 11: the top layer).
+    "console",
 ]
 
 MIDDLEWARE = [

@@ -10,7 +10,7 @@ import yaml
 from django.urls import reverse
 from django.utils import timezone
 
-from integrations.metrics import metric_families
+from console.metrics import metric_families
 from integrations.models import Attempt, InsurerAccount, SendRateState
 from integrations.taxonomy import ErrorClass, ErrorKind
 

@@ -10,8 +10,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
-from integrations.classification import clear_mapping_cache
-from integrations.health import (
+from console.health import (
     WINDOWS,
     HealthFilter,
     attempts_per_minute,
@@ -19,6 +18,7 @@ from integrations.health import (
     provider_code_conclusions,
     unknown_codes_seen,
 )
+from integrations.classification import clear_mapping_cache
 from integrations.models import AdminChange, Attempt, ErrorMapping, InsurerAccount
 from integrations.ratecontrol import RETRY_BUDGET_RESERVE
 from integrations.services.calls import insurer_operation_run

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from integrations.health import (
+from console.health import (
     WINDOWS,
     HealthFilter,
     attempts_per_minute,
@@ -29,7 +29,7 @@ from integrations.retention import (
     attempts_prune,
     rolled_until,
 )
-from tests.integrations.test_metrics import operator
+from tests.console.test_metrics import operator
 
 pytestmark = pytest.mark.django_db
 
