@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from types import TracebackType
-from typing import Any
+from typing import Any, overload
 
 from django import forms
 from django.apps import apps
@@ -51,6 +51,14 @@ def fragment_login_required(view: Callable[..., HttpResponse]) -> Callable[..., 
 # --- application errors -----------------------------------------------------------------------
 
 
+@overload
+def desk_errors(target: forms.BaseForm | None = None) -> DeskOutcome: ...
+
+
+@overload
+def desk_errors(target: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]: ...
+
+
 def desk_errors(target: Any = None) -> Any:
     """What a desk view does with the application's errors (`insurehub.errors`), in one place.
 
@@ -69,7 +77,7 @@ def desk_errors(target: Any = None) -> Any:
     page: 403 for `Forbidden`, 400 for the rest. Both ways, "not found" (`NotFound`, any model's
     `DoesNotExist`) is the 404 page, the same for an unknown id and another agency's.
     """
-    if callable(target) and not isinstance(target, forms.BaseForm):
+    if callable(target):
         return _error_pages(target)
     return DeskOutcome(form=target)
 
