@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from integrations.adapters.registry import registered_codes
 from integrations.services.work import work_reclaim_expired
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services import issuance as svc
@@ -31,7 +32,7 @@ def start(agents, row: InsurerQuote) -> Issuance:
     return svc.issuance_start(user=agents["ACENTE1"], insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN)
 
 
-@pytest.mark.parametrize("code", ["anka", "bogazici", "cinar", "deniz"])
+@pytest.mark.parametrize("code", registered_codes())
 def test_issuance_stores_the_policy(agents, sandbox, quick_issuance_policy, code):
     """A confirmed quote becomes a policy, stored for the nightly sync."""
     issuance = start(agents, quoted(agents, code))
@@ -78,7 +79,7 @@ def test_other_agency_cannot_issue(agents, sandbox):
         svc.issuance_start(user=agents["ACENTE2"], insurer_quote_id=row.id, payment_token="tok")
 
 
-@pytest.mark.parametrize("code", ["anka", "bogazici", "cinar", "deniz"])
+@pytest.mark.parametrize("code", registered_codes())
 def test_lost_answer_yields_one_policy(agents, sandbox, quick_issuance_policy, code):
     """The insurer issued but the answer was lost: the retry finds that policy, never a second."""
     issuance = start(agents, quoted(agents, code))

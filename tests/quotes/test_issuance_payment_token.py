@@ -11,6 +11,7 @@ from django.apps import apps
 from django.db import connection
 from django.utils import timezone
 
+from integrations.adapters.registry import registered_codes
 from integrations.credentials import decrypt_secret
 from integrations.work import WorkState
 from quotes.models import InsurerQuote, Issuance
@@ -22,7 +23,7 @@ from tests.quotes.test_issuance import quoted
 
 pytestmark = pytest.mark.django_db
 
-INSURERS = ["anka", "bogazici", "cinar", "deniz"]
+INSURERS = registered_codes()
 
 
 def start(agents, row: InsurerQuote, token: str = samples.PAYMENT_TOKEN) -> Issuance:

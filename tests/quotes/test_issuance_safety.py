@@ -14,6 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount, OperationPolicy
 from integrations.policies import clear_policy_cache
 from integrations.services.work import WORK_MAX_RECLAIMS, work_claim, work_promote_due, work_reclaim_expired
@@ -25,7 +26,7 @@ from tests.quotes.test_issuance import quoted, start
 
 pytestmark = pytest.mark.django_db
 
-INSURERS = ["anka", "bogazici", "cinar", "deniz"]
+INSURERS = registered_codes()
 # Commits this long after receiving the send: past the 1 s read timeout below.
 SLOW_COMMIT_SECONDS = 2.5
 # Boğaziçi's contract says 30 s; the tests scale it down (the admin can tune it the same way).
