@@ -16,7 +16,6 @@ from django_q import admin as django_q_admin
 from django_q.models import Failure, Schedule, Success
 
 from integrations.work import WorkState
-from quotes.models import Issuance
 from sync.models import SyncItem, SyncRun
 from sync.services import DEAD_STATES, OPEN_STATES, dead_letters_replay, sync_run_enqueue, sync_run_start
 
@@ -186,64 +185,6 @@ class SyncRunAdmin(admin.ModelAdmin):
         queued = sync_run_enqueue(run)
         self.message_user(request, f"Eşitleme #{run.pk} başladı: {queued} poliçe kuyruğa alındı.")
         return redirect("admin:sync_syncrun_changelist")
-
-
-# quotes has no admin module yet; when it gets one with an Issuance admin, that one is kept
-# (quotes is loaded first) and should take its replay actions from `DeadLetterAdmin`.
-if not admin.site.is_registered(Issuance):
-
-    @admin.register(Issuance)
-    class IssuanceAdmin(DeadLetterAdmin):
-        list_display = [
-            "reference",
-            "agency",
-            "state",
-            "attempts",
-            "error_kind",
-            "provider_code",
-            "policy_no",
-            "created_at",
-        ]
-        list_filter = ["state", "error_kind", "error_class", "agency"]
-        search_fields = ["reference", "policy_no", "provider_code"]
-        fields = [
-            "reference",
-            "insurer_quote",
-            "quote_request",
-            "agency",
-            "requested_by",
-            "state",
-            "attempts",
-            "throttled_attempts",
-            "reclaims",
-            "in_play_since",
-            "maybe_sent",
-            "last_sent_at",
-            "next_attempt_at",
-            "lease_expires_at",
-            "payload_pretty",
-            "error_class",
-            "error_kind",
-            "provider_code",
-            "error_message",
-            "raw_answer_pretty",
-            "policy_no",
-            "created_at",
-            "updated_at",
-            "finished_at",
-        ]
-        readonly_fields = fields
-
-        @admin.display(description="gönderilen")
-        def payload_pretty(self, obj: Issuance) -> str:
-            # The payment token is a secret: kept encrypted for a replay, never shown, not even
-            # as ciphertext (a row from before encryption shows its last four characters only).
-            payload = {**obj.payload}
-            if payload.get("payment_token"):
-                payload["payment_token"] = "•••" + str(payload["payment_token"])[-4:]
-            if payload.get("payment_token_encrypted"):
-                payload["payment_token_encrypted"] = "••• (şifreli)"  # noqa: S105 - a placeholder
-            return format_html("<pre>{}</pre>", json.dumps(payload, ensure_ascii=False, indent=2))
 
 
 # --- django-q: only superusers may run arbitrary callables ---------------------------------------

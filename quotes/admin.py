@@ -1,0 +1,69 @@
+"""Admin for issuances: durable work records, read-only, replayed by action after a fix.
+
+The replay actions are the dead-letter admin's (`sync.admin.DeadLetterAdmin`), shared with sync
+items and policy documents; the model and its admin live here, in `quotes`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import admin
+from django.utils.html import format_html
+
+from quotes.models import Issuance
+from sync.admin import DeadLetterAdmin
+
+
+@admin.register(Issuance)
+class IssuanceAdmin(DeadLetterAdmin):
+    list_display = [
+        "reference",
+        "agency",
+        "state",
+        "attempts",
+        "error_kind",
+        "provider_code",
+        "policy_no",
+        "created_at",
+    ]
+    list_filter = ["state", "error_kind", "error_class", "agency"]
+    search_fields = ["reference", "policy_no", "provider_code"]
+    fields = [
+        "reference",
+        "insurer_quote",
+        "quote_request",
+        "agency",
+        "requested_by",
+        "state",
+        "attempts",
+        "throttled_attempts",
+        "reclaims",
+        "in_play_since",
+        "maybe_sent",
+        "last_sent_at",
+        "next_attempt_at",
+        "lease_expires_at",
+        "payload_pretty",
+        "error_class",
+        "error_kind",
+        "provider_code",
+        "error_message",
+        "raw_answer_pretty",
+        "policy_no",
+        "created_at",
+        "updated_at",
+        "finished_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="gönderilen")
+    def payload_pretty(self, obj: Issuance) -> str:
+        # The payment token is a secret: kept encrypted for a replay, never shown, not even
+        # as ciphertext (a row from before encryption shows its last four characters only).
+        payload = {**obj.payload}
+        if payload.get("payment_token"):
+            payload["payment_token"] = "•••" + str(payload["payment_token"])[-4:]
+        if payload.get("payment_token_encrypted"):
+            payload["payment_token_encrypted"] = "••• (şifreli)"  # noqa: S105 - a placeholder
+        return format_html("<pre>{}</pre>", json.dumps(payload, ensure_ascii=False, indent=2))
