@@ -1,0 +1,204 @@
+"""The layers of the house, kept by reading every product module's imports (issue 11).
+
+From the bottom up: `insurehub` and `agencies` (project plumbing, who works for which agency);
+`integrations` (calling insurers, pacing, the attempt log); the desk's apps (`quotes`, `sync`,
+`customers`, `documents`, `notifications`); the operator `console` on top. A package may import
+its own layer and those below, never above. The sandbox (the insurers' side), the bench and the
+tests stand beside: they may import product code, product code never imports them.
+
+Every import counts, wherever it is written: at module level, inside a function (a lazy import
+is still a dependency), under `TYPE_CHECKING`, relative, or a literal `import_module("…")` /
+`apps.get_model("app", …)` (reaching up by name is still reaching up). Model references by string
+in a `ForeignKey("agencies.Agency")` do not count: Django resolves those, the code does not
+depend on the other app's modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Bottom first. Packages in one layer may import each other.
+LAYERS: list[tuple[str, ...]] = [
+    ("insurehub", "agencies"),
+    ("integrations",),
+    ("quotes", "sync", "customers", "documents", "notifications"),
+    ("console",),
+]
+LAYER_OF = {package: level for level, packages in enumerate(LAYERS) for package in packages}
+PRODUCT = frozenset(LAYER_OF)
+BESIDE = frozenset({"sandbox", "bench", "tests"})
+
+# Imports that break a layer rule today and are waiting for their fix: (importing module,
+# imported module) -> why, and what the fix is. Each must still exist (see
+# test_every_known_exception_still_exists), so fixing one means deleting its line here.
+KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
+    # The desk's error helper is for every desk view, not only the quotes desk: it belongs in
+    # `insurehub` beside `insurehub.errors` and `insurehub.api_errors`.
+    ("agencies.views", "quotes.views.common"): "desk_errors belongs in insurehub",
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module, dotted
+    target: str  # what it imports, dotted and absolute
+    where: str  # path:line, for the failure message
+
+    @property
+    def target_package(self) -> str:
+        return self.target.split(".")[0]
+
+    @property
+    def package(self) -> str:
+        return self.module.split(".")[0]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_in(source: str, *, module: str, is_package: bool = False, where: str = "") -> Iterator[Import]:
+    """Every import the code makes, at any depth of the tree, relative ones made absolute."""
+    # The package a relative import is relative to: a package's own name for its __init__.
+    anchor = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(source)):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = anchor[: len(anchor) - (node.level - 1)]
+                if node.module:
+                    targets = [".".join([*base, node.module])]
+                else:  # `from . import models`: each name is a module of that package
+                    targets = [".".join([*base, alias.name]) for alias in node.names]
+            elif node.module:
+                targets = [node.module]
+        elif isinstance(node, ast.Call):
+            targets = _imported_by_name(node)
+        for target in targets:
+            yield Import(module=module, target=target, where=f"{where}:{node.lineno}")
+
+
+def _imported_by_name(call: ast.Call) -> list[str]:
+    """`import_module("x.y")`, `apps.get_model("app", "Model")` and `apps.get_model("app.Model")`."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    first = call.args[0] if call.args else None
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return []
+    if name == "import_module":
+        return [first.value]
+    if name == "get_model":
+        return [first.value.split(".")[0]]
+    return []
+
+
+def package_imports(package: str) -> list[Import]:
+    found = []
+    for path in sorted((REPO / package).rglob("*.py")):
+        found.extend(
+            imports_in(
+                path.read_text(encoding="utf-8"),
+                module=module_name(path),
+                is_package=path.name == "__init__.py",
+                where=str(path.relative_to(REPO)),
+            )
+        )
+    return found
+
+
+@pytest.fixture(scope="module")
+def product_imports() -> list[Import]:
+    return [found for package in sorted(PRODUCT) for found in package_imports(package)]
+
+
+def _known(found: Import) -> bool:
+    return (found.module, found.target) in KNOWN_EXCEPTIONS
+
+
+def _report(violations: list[Import]) -> str:
+    return "\n".join(f"{v.where}: {v.module} imports {v.target}" for v in violations)
+
+
+def test_product_code_never_imports_the_sandbox_the_bench_or_the_tests(product_imports):
+    """The sandbox plays the insurers and the bench measures us: shipping either would be a bug."""
+    violations = [found for found in product_imports if found.target_package in BESIDE]
+    assert not violations, _report(violations)
+
+
+def test_no_package_imports_a_layer_above_its_own(product_imports):
+    """integrations knows no desk app and no console; the desk apps know no console."""
+    violations = [
+        found
+        for found in product_imports
+        if found.target_package in PRODUCT
+        and LAYER_OF[found.target_package] > LAYER_OF[found.package]
+        and not _known(found)
+    ]
+    assert not violations, _report(violations)
+
+
+def test_the_sandbox_imports_no_product_code():
+    """The sandbox is the insurers' side of the wire: it speaks their contracts, never our code."""
+    violations = [found for found in package_imports("sandbox") if found.target_package in PRODUCT]
+    assert not violations, _report(violations)
+
+
+def test_every_project_app_has_a_layer():
+    """A new app must be placed in a layer here before it is installed, or its imports go unchecked."""
+    project_apps = {
+        app.split(".")[0] for app in settings.INSTALLED_APPS if (REPO / app.split(".")[0] / "__init__.py").exists()
+    }
+    assert project_apps - PRODUCT == set(), "installed but in no layer"
+    # `insurehub` is the project package, not an app; every other layer member is installed.
+    assert PRODUCT - {"insurehub"} - project_apps == set(), "in a layer but not installed"
+
+
+def test_every_known_exception_still_exists(product_imports):
+    """An allowance outlives its violation silently; once the import is gone, delete the allowance."""
+    present = {(found.module, found.target) for found in product_imports}
+    assert set(KNOWN_EXCEPTIONS) <= present, sorted(set(KNOWN_EXCEPTIONS) - present)
+
+
+def test_the_reader_sees_lazy_relative_and_by_name_imports():
+    """The checks above can only fail if the reader finds every kind of import; shown on a sample."""
+    source = """
+from __future__ import annotations
+from typing import TYPE_CHECKING
+import importlib
+from django.apps import apps
+from . import models
+from ..quotes.models import Policy
+
+if TYPE_CHECKING:
+    from sync.models import SyncItem
+
+def lazy():
+    import sandbox.domain
+    from console import health
+    return importlib.import_module("bench.scrape"), apps.get_model("quotes", "Issuance"), apps.get_model("sync.SyncRun")
+"""
+    found = {f.target for f in imports_in(source, module="integrations.example", where="sample")}
+    assert {
+        "integrations.models",
+        "quotes.models",
+        "sync.models",
+        "sandbox.domain",
+        "console",
+        "bench.scrape",
+        "quotes",
+        "sync",
+    } <= found
+    package_relative = {f.target for f in imports_in("from .x import y", module="console", is_package=True)}
+    assert package_relative == {"console.x"}
