@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from integrations.adapters.registry import registered_codes
 from integrations.models import Attempt, InsurerAccount, SendRateState
 from integrations.operations import Operation
 from integrations.ratecontrol import RETRY_BUDGET_RESERVE
@@ -156,7 +157,7 @@ def test_every_insurer_and_operation_has_an_unknown_answers_series_from_zero(sta
     """The first unknown code must be an increase Prometheus can see, so the series exists before it."""
     unknown = scrape(staff_client)["insurehub_insurer_unknown_answers_total"]
     expected = {
-        labels(insurer=code, operation=op.value) for code in ("anka", "bogazici", "cinar", "deniz") for op in Operation
+        labels(insurer=code, operation=op.value) for code in registered_codes() for op in Operation
     }
     assert set(unknown) == expected and set(unknown.values()) == {0.0}
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from integrations.adapters.registry import registered_codes
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.policies import clear_policy_cache
 from integrations.services.calls import insurer_operation_run, new_reference
 from tests import samples
 
 pytestmark = pytest.mark.django_db
-INSURERS = ["anka", "bogazici", "cinar", "deniz"]
+INSURERS = registered_codes()
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from integrations.adapters.registry import registered_codes as adapter_codes
 from sandbox import DEFAULT_ACCOUNTS, fixed_port_urls, insurer_class, register, registered_codes
 from sandbox.anka import Anka
 from sandbox.registry import unregister
+from tests.insurer_profiles import PROFILES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,6 +21,11 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def test_every_adapter_has_a_sandbox_insurer_and_every_sandbox_insurer_an_adapter() -> None:
     """A new insurer needs both halves; tests parametrised over either registry then cover it."""
     assert sorted(registered_codes()) == adapter_codes()
+
+
+def test_every_registered_insurer_has_a_test_profile() -> None:
+    """The cross-insurer tests' per-insurer knowledge covers exactly the registered insurers."""
+    assert sorted(PROFILES) == adapter_codes()
 
 
 def test_ports_prefixes_and_accounts_are_stated_per_insurer_and_unique() -> None:

@@ -22,10 +22,12 @@ from typing import Any
 
 import pytest
 
+from sandbox import insurer_class, registered_codes
 from tests.conftest import ARTIFACTS_DIR, REPO_ROOT, wait_until
 
-CODES = ("anka", "bogazici", "cinar", "deniz")
-PREFIX = {"anka": "AK", "bogazici": "BG", "cinar": "CN", "deniz": "DZ"}
+# The sandbox insurers the clusters are run against, and the prefix of each one's numbers.
+CODES = tuple(registered_codes())
+PREFIX = {code: insurer_class(code).prefix for code in CODES}
 AGENCIES = ("ACENTE1", "ACENTE2")
 FINAL_STATES = ("SUBMITTED", "FAILED", "DEFERRED")
 OPEN_STATES = ("QUEUED", "IN_FLIGHT", "PENDING")

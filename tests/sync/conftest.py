@@ -6,11 +6,12 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
+from integrations.adapters.registry import registered_codes
 from integrations.models import Insurer, InsurerAccount, OperationPolicy
 from integrations.policies import clear_policy_cache
 from quotes.models import Policy
 
-CODES = ("anka", "bogazici", "cinar", "deniz")
+CODES = registered_codes()
 
 
 @pytest.fixture(autouse=True)

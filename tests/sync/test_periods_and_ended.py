@@ -9,12 +9,13 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from agencies.models import Agency, AgentProfile
+from integrations.adapters.registry import registered_codes
 from notifications.models import Notification
 from sync import services as svc
 from sync.models import SyncRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
-CODES = ("anka", "bogazici", "cinar", "deniz")
+CODES = registered_codes()
 
 
 @pytest.mark.parametrize("code", CODES)

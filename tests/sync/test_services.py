@@ -11,6 +11,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
 from integrations.services.work import work_claim
 from quotes.models import Policy
@@ -80,7 +81,7 @@ def test_policy_already_being_synced_is_not_taken_twice(make_policies):
     assert second.finished_at is not None and second.counts["total"] == 0
 
 
-@pytest.mark.parametrize("code", ["anka", "bogazici", "cinar", "deniz"])
+@pytest.mark.parametrize("code", registered_codes())
 def test_status_changes_at_the_insurer_are_stored(make_policies, sandbox, quick_status_policy, code):
     """Each insurer is asked over HTTP; a policy it cancelled becomes CANCELLED here, the others stay ACTIVE."""
     still_active = make_policies(code, [f"{code.upper()}-P-1"])[0]

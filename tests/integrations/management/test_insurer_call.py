@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from integrations.adapters.registry import registered_codes
 from sandbox import DEFAULT_ACCOUNTS
 from tests import samples
 
@@ -34,7 +35,7 @@ def creds(code: str) -> str:
     return json.dumps(DEFAULT_ACCOUNTS[code][0]["credentials"])
 
 
-@pytest.mark.parametrize("code", ["anka", "bogazici", "cinar", "deniz"])
+@pytest.mark.parametrize("code", registered_codes())
 def test_probe_prints_ok_json_and_exits_zero(sandbox, code):
     """A successful trafik quote prints status ok with the normalised result, exit 0."""
     status, report = probe(
