@@ -8,12 +8,10 @@ the one exception handler (`insurehub.api_errors`).
 
 from __future__ import annotations
 
-import re
-
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -24,21 +22,12 @@ from documents.services import OPEN_STATES, document_refetch
 from documents.views import document_file_response
 from insurehub.errors import Conflict
 from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer
-
-# ASCII digits only, at most a database integer key: anything else is an unknown id (JSON 404).
-_PK_RE = re.compile(r"[0-9]{1,19}")
-_MAX_PK = 2**63 - 1
+from quotes.api.views import _pk_or_404
 
 POLICY_ID = OpenApiParameter("policy_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The policy's `id`.")
 NOT_READY_MESSAGE = "Poliçe belgesi henüz hazır değil; birkaç saniye sonra yeniden deneyin."
 NOT_FETCHED_MESSAGE = "Poliçe belgesi sigorta şirketinden alınamadı; yeniden almayı deneyin."
 NOT_ASKED_MESSAGE = "Bu poliçe için henüz belge istenmedi; yeniden almayı deneyin."
-
-
-def _pk_or_404(value: str) -> int:
-    if not _PK_RE.fullmatch(value) or not 0 < int(value) <= _MAX_PK:
-        raise exceptions.NotFound()
-    return int(value)
 
 
 class PolicyDocumentApi(APIView):
