@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from agencies.forms import AgentCreateForm
 from agencies.services import agent_create, agent_set_active, managed_agents
-from quotes.views.common import desk_errors
+from insurehub.desk_errors import desk_errors
 
 
 def _require_agency_admin(request: HttpRequest) -> None:

@@ -17,7 +17,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from customers import selectors
 from customers.forms import CustomerForm
 from customers.services import customer_create, customer_may_write, customer_update
-from quotes.views.common import desk_errors, page_of, search_recall, search_redirect
+from insurehub.desk_errors import desk_errors
+from quotes.views.common import page_of, search_recall, search_redirect
 
 # What the customer page lists of a customer's history; older ones stay in the main lists.
 HISTORY_LIMIT = 50

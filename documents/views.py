@@ -19,8 +19,9 @@ from django.views.decorators.http import require_GET, require_POST
 from documents import selectors
 from documents.models import PolicyDocument
 from documents.services import OPEN_STATES, PDF_CONTENT_TYPE, document_refetch
+from insurehub.desk_errors import desk_errors
 from quotes.models import Policy
-from quotes.views.common import desk_errors, fragment_login_required
+from quotes.views.common import fragment_login_required
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 A service says *what* went wrong by the kind it raises; it never knows whether a desk page or the
 API is asking. The two translations live in one place each: `insurehub.api_errors` (the DRF
-exception handler: JSON and a status) and `quotes.views.common.desk_errors` (form errors on the
+exception handler: JSON and a status) and `insurehub.desk_errors` (form errors on the
 named fields, a message on the page, 404 or 403). A view lists no exception types.
 
 Every message is Turkish and meant for the agent. Kinds and their HTTP status:

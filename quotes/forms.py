@@ -149,7 +149,7 @@ class QuoteRequestForm(forms.Form):
                 self.add_error(name if name in self.fields else None, message)
 
     def error_field(self, name: str) -> str:
-        """Where a service's message about `name` goes (`quotes.views.common.desk_errors`): the
+        """Where a service's message about `name` goes (`insurehub.desk_errors`): the
         quote's own field, else the inline new customer's (the customer's identity_no is owner_id)."""
         if name in self.fields:
             return name

@@ -9,10 +9,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from insurehub.desk_errors import desk_errors
 from quotes import selectors
 from quotes.services.comparison import comparison_build, installment_total
 from quotes.services.comparison_pdf import comparison_pdf
-from quotes.views.common import desk_errors
 
 
 @login_required

@@ -10,11 +10,12 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
+from insurehub.desk_errors import desk_errors
 from quotes import selectors
 from quotes.forms import IssuanceConfirmForm
 from quotes.models import Issuance
 from quotes.services.issuance import issuance_start
-from quotes.views.common import ISSUANCE_FINAL_STATES, desk_errors, fragment_login_required
+from quotes.views.common import ISSUANCE_FINAL_STATES, fragment_login_required
 
 # --- issuance ---------------------------------------------------------------------------------
 

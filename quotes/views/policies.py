@@ -9,12 +9,13 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from insurehub.desk_errors import desk_errors
 from integrations.models import Insurer
 from quotes import selectors
 from quotes.forms import PRODUCTS
 from quotes.models import Policy
 from quotes.services.policies import export_filename, policy_export_csv, policy_export_xlsx
-from quotes.views.common import DeskSearch, desk_errors, page_of, search_recall, search_redirect
+from quotes.views.common import DeskSearch, page_of, search_recall, search_redirect
 
 # --- filters ------------------------------------------------------------------------------------
 

@@ -17,12 +17,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from customers.models import Customer
 from customers.selectors import customer_choices
 from customers.services import customer_create
+from insurehub.desk_errors import desk_errors
 from integrations.work import WorkState
 from quotes import selectors
 from quotes.forms import PRODUCTS, QUOTE_FORMS
 from quotes.models import QuoteRequest
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
-from quotes.views.common import desk_errors, fragment_login_required, page_of, search_recall, search_redirect
+from quotes.views.common import fragment_login_required, page_of, search_recall, search_redirect
 from quotes.views.policies import list_query
 
 # --- quote requests ---------------------------------------------------------------------------

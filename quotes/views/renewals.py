@@ -10,9 +10,10 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from insurehub.desk_errors import desk_errors
 from quotes import selectors
 from quotes.services.renewals import renewal_quote_create
-from quotes.views.common import desk_errors, page_of
+from quotes.views.common import page_of
 
 
 def _window(value: str | None) -> int:
