@@ -142,7 +142,9 @@ def _decode_declared(content: bytes, charset: str | None) -> str:
 def _plain_ascii_score(text: str) -> int:
     head = text[:8192]
     printable = sum(1 for ch in head if " " <= ch <= "~")
-    return printable - head.count("\x00") - head.count("\ufffd")
+    # A NUL in a reading is a wide character split in two: it counts against that reading twice,
+    # or UTF-16 text full of "/ " (U+202F read byte-wise) would pass for ASCII.
+    return printable - 2 * head.count("\x00") - head.count("\ufffd")
 
 
 def _digit_positions(number: str) -> list[int]:

@@ -64,7 +64,9 @@ class CustomersApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        filters = self.ListFilterSerializer(data=request.query_params)
+        # A plain dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=`
+        # would pass as "no filter" where the schema promises a 400.
+        filters = self.ListFilterSerializer(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
         customers = selectors.customer_list(user=request.user, search=filters.validated_data.get("search", ""))
         return _paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)

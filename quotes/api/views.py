@@ -145,7 +145,9 @@ class QuoteRequestsApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        filters = self.ListFilterSerializer(data=request.query_params)
+        # A plain dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=`
+        # would pass as "no filter" where the schema promises a 400.
+        filters = self.ListFilterSerializer(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
         requests = selectors.quote_request_list(user=request.user, search=filters.validated_data.get("search", ""))
         return _paginated_response(
@@ -310,7 +312,9 @@ class PolicyListApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        filters = self.ListFilterSerializer(data=request.query_params)
+        # A plain dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=`
+        # would pass as "no filter" where the schema promises a 400.
+        filters = self.ListFilterSerializer(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
         data = filters.validated_data
         policy_filter = selectors.PolicyFilter(
@@ -360,7 +364,9 @@ class RenewalListApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        filters = self.ListFilterSerializer(data=request.query_params)
+        # A plain dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=`
+        # would pass as "no filter" where the schema promises a 400.
+        filters = self.ListFilterSerializer(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
         policies = selectors.renewal_list(user=request.user, days=int(filters.validated_data["days"]))
         return _paginated_response(queryset=policies, serializer_class=RenewalSerializer, request=request, view=self)

@@ -390,8 +390,12 @@ def run_operation(adapter: Any, operation: str) -> Any:
     return getattr(adapter, operation)(INPUT)
 
 
+# A 10-digit run labelled as a DASK address code is an address, not a company: never masked.
+LABELLED_UAVT = re.compile(r"(?:uavt_?code|uavt_?kodu|/addresses/)[\"'>:=\s]{0,4}[0-9]{10}", re.IGNORECASE)
+
+
 def assert_no_identity(text: str) -> None:
-    for run in IDENTITY_RUN.findall(text or ""):
+    for run in IDENTITY_RUN.findall(LABELLED_UAVT.sub("", text or "")):
         assert len(run) == 10 and not vkn.is_valid(run), f"unmasked identity number in {text!r}"
 
 

@@ -132,6 +132,13 @@ def test_nine_to_eleven_digits_touching_a_cut_are_masked():
     assert mask_and_cut("ref=123456789", 100) == "ref=123456789"
 
 
+def test_utf16_with_narrow_no_break_spaces_is_not_read_as_ascii():
+    """U+202F in UTF-16-LE is the bytes "/ ": read byte-wise the text looks ASCII; it is not."""
+    body = "00000\u202f0\u202f0\u202f0\u202f0\u202f1".encode("utf-16-le")  # a valid VKN, spaced
+    assert decode_body(body) == "00000\u202f0\u202f0\u202f0\u202f0\u202f1"
+    assert "000000000" not in "".join(ch for ch in raw_sample(body, 25) if ch.isdigit())
+
+
 def test_utf16_bodies_are_decoded_before_masking():
     """Digits of a UTF-16 body are not ASCII runs until decoded; BOM or not, they are masked."""
     answer = '{"hata": "TCKN 10000000146 bulunamadı"}'
