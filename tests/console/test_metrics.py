@@ -156,9 +156,7 @@ def test_counters_count_the_calls_of_several_processes(worker_env, sandbox, seed
 def test_every_insurer_and_operation_has_an_unknown_answers_series_from_zero(staff_client, seeded_accounts):
     """The first unknown code must be an increase Prometheus can see, so the series exists before it."""
     unknown = scrape(staff_client)["insurehub_insurer_unknown_answers_total"]
-    expected = {
-        labels(insurer=code, operation=op.value) for code in registered_codes() for op in Operation
-    }
+    expected = {labels(insurer=code, operation=op.value) for code in registered_codes() for op in Operation}
     assert set(unknown) == expected and set(unknown.values()) == {0.0}
 
 

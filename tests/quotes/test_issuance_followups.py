@@ -17,6 +17,7 @@ from quotes.models import Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples
+from tests.conftest import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,7 +58,11 @@ def test_an_issued_policy_carries_its_period_customer_document_and_notification(
     assert policy.policy_no in done.title and any(policy.policy_no in m.subject for m in mail.outbox)
 
     document = PolicyDocument.objects.get(policy=policy)
-    assert document_process(document.pk) == "SUBMITTED"
+    # The fetch task sent after the commit may be taken by a cluster another test started:
+    # either way the record ends SUBMITTED.
+    document_process(document.pk)
+    wait_until(lambda: PolicyDocument.objects.get(pk=document.pk).state == "SUBMITTED", timeout=30)
+    wait_until(lambda: Notification.objects.filter(kind="document_ready").exists(), timeout=10)
     document.refresh_from_db()
     assert document.size and document.sha256
     assert Notification.objects.filter(recipient=agents["ACENTE1"], kind="document_ready").count() == 1
