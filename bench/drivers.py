@@ -226,7 +226,11 @@ def durable_open_loop(
 
 
 def _insurer_of(policy_no: str) -> str:
-    return {"AK": "anka", "BG": "bogazici", "CN": "cinar", "DZ": "deniz"}[policy_no[:2]]
+    """The sandbox insurer whose number prefix the record carries (`bench.s5_mixed.PREFIX`)."""
+    from sandbox import insurer_class, registered_codes
+
+    prefix = policy_no.split("-", 1)[0]
+    return next(code for code in registered_codes() if insurer_class(code).prefix == prefix)
 
 
 # --- agent entry points for open-loop scenarios ------------------------------------------------

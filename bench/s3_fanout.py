@@ -42,7 +42,6 @@ from bench.env import World, children_of, credentials_for, platform_account, pol
 from bench.metrics import percentile
 from bench.proc import REPO_ROOT, Child, run_together
 
-INSURERS = ("anka", "bogazici", "cinar", "deniz")
 ORM = "platform"
 REDIS = "platform-redis"
 POSTGRES = "platform-pg"
@@ -84,6 +83,14 @@ def latency_config(code: str, scale: float) -> dict[str, Any]:
     return {"latency_ms": scaled(latency)}
 
 
+def insurer_codes() -> list[str]:
+    """The registered sandbox insurers. Imported here rather than at the top: the client
+    processes import this module too, and a naive client should not carry the sandbox."""
+    from sandbox import registered_codes
+
+    return registered_codes()
+
+
 def plate(client: str, agent: int, seq: int) -> str:
     return f"{CITY[client]:02d}{chr(65 + agent // 26)}{chr(65 + agent % 26)}{seq:04d}"
 
@@ -93,7 +100,8 @@ def plate(client: str, agent: int, seq: int) -> str:
 
 def run(world: World) -> dict[str, Any]:
     p = params(world.quick)
-    latency = {c: latency_config(c, p["latency_scale"]) for c in INSURERS}
+    codes = insurer_codes()
+    latency = {c: latency_config(c, p["latency_scale"]) for c in codes}
     out: dict[str, Any] = {"params": p, "clients": {}, "latency": latency}
     redis_url = world.redis_url()
     postgres_url = world.postgres_url() if redis_url else ""
@@ -110,19 +118,19 @@ def run(world: World) -> dict[str, Any]:
         children, agencies, pid_files = [], {}, []
         for client in group:
             agency = agencies[client] = f"S3{client.replace('platform-', 'P').replace('-', '').upper()}"
-            for code in INSURERS:
+            for code in codes:
                 world.add_accounts(code, [agency])  # the sandbox default bucket: 50/s, burst 50
             spec = {
                 **p,
                 "client": client,
                 "agency": agency,
                 "insurers": {
-                    code: {"url": world.url(code), "credentials": credentials_for(code, agency)} for code in INSURERS
+                    code: {"url": world.url(code), "credentials": credentials_for(code, agency)} for code in codes
                 },
             }
             env = {}
             if client in (ORM, REDIS, POSTGRES):
-                for code in INSURERS:
+                for code in codes:
                     platform_account(world, code, agency, contracted_rate=p["contracted_rate"])
                 pid_file = Path(world.raw_dir) / "agents" / f"s3-{client}.cluster.pid"
                 pid_file.parent.mkdir(parents=True, exist_ok=True)
@@ -136,7 +144,7 @@ def run(world: World) -> dict[str, Any]:
                     # must not pull the other's tasks (they name the same queue).
                     env["BENCH_REDIS_URL"] = redis_url.rsplit("/", 1)[0] + "/1"
                     env["BENCH_DATABASE_URL"] = postgres_url
-                    spec["contracted_rates"] = {code: p["contracted_rate"] for code in INSURERS}
+                    spec["contracted_rates"] = {code: p["contracted_rate"] for code in codes}
             else:
                 spec.update(entry="bench.s3_fanout:baseline_main", django=False)
             children.append(Child(f"s3-{client}", spec, world.raw_dir, env=env))
@@ -149,7 +157,7 @@ def run(world: World) -> dict[str, Any]:
                     stop_cluster(int(pid_file.read_text()))
         for client in group:
             events = world.probe.since(mark, agency=agencies[client])
-            out["clients"][client] = s = _summary(outs[f"s3-{client}"], events)
+            out["clients"][client] = s = _summary(outs[f"s3-{client}"], events, codes)
             print(
                 f"  s3 {client}: requests={s['requests']} overhead p50/p95/p99 ms="
                 f"{_ms(s['overhead_p50_ms'])}/{_ms(s['overhead_p95_ms'])}/{_ms(s['overhead_p99_ms'])} "
@@ -163,7 +171,7 @@ def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0f}"
 
 
-def _summary(result: dict[str, Any], events: list) -> dict[str, Any]:
+def _summary(result: dict[str, Any], events: list, codes: list[str]) -> dict[str, Any]:
     own: dict[tuple[str, str], float] = {}
     for e in events:
         if e.operation == "trafik_quote":
@@ -176,13 +184,13 @@ def _summary(result: dict[str, Any], events: list) -> dict[str, Any]:
         if req["t_last"] is None or not all(req["answered"].values()):
             incomplete += 1
             continue
-        waits = [own.get((code, req["plate"])) for code in INSURERS]
+        waits = [own.get((code, req["plate"])) for code in codes]
         if any(w is None for w in waits):
             incomplete += 1
             continue
         total = req["t_last"] - req["t0"]
         overheads.append((total - max(waits)) * 1000.0)
-        slowest_code = INSURERS[waits.index(max(waits))]
+        slowest_code = codes[waits.index(max(waits))]
         if slowest_code in req.get("calls", {}):
             started, finished, *attempts = req["calls"][slowest_code]
             before_slowest.append((started - req["t0"]) * 1000.0)
@@ -279,7 +287,7 @@ def baseline_main(spec: dict[str, Any]) -> dict[str, Any]:
 
     def ask(agent: int, number: str) -> tuple[float, float, dict[str, bool]]:
         t0 = time.time()
-        futures = {code: pool.submit(call, code, number) for code in INSURERS}
+        futures = {code: pool.submit(call, code, number) for code in wires}
         done = {code: future.result() for code, future in futures.items()}
         return t0, max(t for _, t in done.values()), {code: ok for code, (ok, _) in done.items()}
 
@@ -343,7 +351,7 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
                     for request_id, code, state, finished_at in rows:
                         by_request.setdefault(request_id, []).append((code, state, finished_at))
                     for request_id, answers in by_request.items():
-                        if len(answers) == len(INSURERS) and all(a[2] is not None for a in answers):
+                        if len(answers) == len(spec["insurers"]) and all(a[2] is not None for a in answers):
                             with lock:
                                 event, box = waiting.pop(request_id)
                             box.append(answers)

@@ -25,9 +25,12 @@ from bench.clients import NAIVE, PLATFORM, TENACITY
 from bench.env import World, credentials_for, platform_account, policy_overrides_clear, sync_tables_clear
 from bench.metrics import series
 from bench.proc import Child, run_together
+from sandbox import insurer_class, registered_codes
 
-INSURERS = ("anka", "bogazici", "cinar", "deniz")
-PREFIX = {"anka": "AK", "bogazici": "BG", "cinar": "CN", "deniz": "DZ"}
+# Every registered sandbox insurer, and the prefix its policy numbers carry (the drivers tell
+# the insurer of a record by it: `bench.drivers._insurer_of`).
+INSURERS = tuple(registered_codes())
+PREFIX = {code: insurer_class(code).prefix for code in INSURERS}
 AGENCIES = {NAIVE: "S5NAIVE", TENACITY: "S5TENACITY", PLATFORM: "S5PLATFORM"}
 ENTRIES = {
     NAIVE: "bench.drivers:baseline_open_main",
@@ -60,7 +63,7 @@ def _open_bad(records: list, bad: set[str]) -> int:
 
 
 def schedule(p: dict[str, Any]) -> list[list[Any]]:
-    """Arrivals at the profile's rate (total over the four insurers), round robin over them."""
+    """Arrivals at the profile's rate (total over all insurers), round robin over them."""
     contract = p["rate_per_insurer"] * len(INSURERS)
     out: list[list[Any]] = []
     t, i = 0.0, 0

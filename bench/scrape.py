@@ -33,6 +33,10 @@ OPERATIONS = [
 def fill(rows: int, *, now: datetime) -> None:
     from django.db import connection, transaction
 
+    from integrations.adapters.registry import registered_codes
+
+    codes = registered_codes()
+
     rng = random.Random(30)
     weights = [o[4] for o in OUTCOMES]
     sql = (
@@ -52,7 +56,7 @@ def fill(rows: int, *, now: datetime) -> None:
                 stamp = started.strftime("%Y-%m-%d %H:%M:%S.%f")
                 batch.append(
                     (
-                        rng.choice(("anka", "bogazici", "cinar", "deniz")),
+                        rng.choice(codes),
                         operation,
                         product,
                         rng.choice((1, 1, 1, 2)),

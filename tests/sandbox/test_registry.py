@@ -28,6 +28,13 @@ def test_every_registered_insurer_has_a_test_profile() -> None:
     assert sorted(PROFILES) == adapter_codes()
 
 
+def test_the_benchmark_has_a_plain_client_for_every_insurer() -> None:
+    """The benchmarks' baseline clients (`bench.wire`) speak each insurer's wire by hand."""
+    from bench.wire import WIRES
+
+    assert sorted(WIRES) == sorted(registered_codes())
+
+
 def test_ports_prefixes_and_accounts_are_stated_per_insurer_and_unique() -> None:
     """Fixed ports never collide, numbers never look like another insurer's, every insurer has sample accounts."""
     classes = [insurer_class(code) for code in registered_codes()]
