@@ -322,36 +322,6 @@ def sync_tables_clear() -> None:
     Policy.objects.all().delete()
 
 
-def rss_kb(pid: int | str = "self") -> dict[str, int]:
-    """VmRSS and VmHWM (peak) of a process, in kB, from /proc/<pid>/status."""
-    out = {}
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith(("VmRSS:", "VmHWM:")):
-                    name, value = line.split(":", 1)
-                    out[name] = int(value.split()[0])
-    except OSError:
-        pass
-    return out
-
-
-def children_of(pid: int) -> list[int]:
-    """Direct child processes of `pid` (reads /proc/*/stat)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(entry))
-    return found
-
-
 class Arrivals:
     """Open-loop arrivals: calls `submit(item)` at each item's offset from `start` (seconds)."""
 

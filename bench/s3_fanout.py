@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.clients import NAIVE, TENACITY
-from bench.env import World, children_of, credentials_for, platform_account, policy_overrides_clear, rss_kb
+from bench.env import World, credentials_for, platform_account, policy_overrides_clear
 from bench.metrics import percentile
 from bench.proc import REPO_ROOT, Child, run_together
+from bench.procfs import children_of, rss_kb
 
 ORM = "platform"
 REDIS = "platform-redis"

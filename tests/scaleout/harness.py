@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from bench.procfs import children_of, session_members
 from sandbox import insurer_class, registered_codes
 from tests.conftest import ARTIFACTS_DIR, REPO_ROOT, wait_until
 
@@ -74,19 +75,7 @@ class Cluster:
         """The cluster's processes (its session): main, sentinel, pusher, monitor, workers."""
         if self.process is None:
             return []
-        sid = self.process.pid
-        found = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == sid:  # field 6 of /proc/pid/stat: session id
-                found.append(int(entry))
-        return found
+        return session_members(self.process.pid)
 
     def kill(self) -> None:
         """SIGKILL every process of the cluster at once: no clean-up of any kind runs."""
@@ -107,8 +96,8 @@ class Cluster:
         The sentinel is the main process's child; it spawns the workers first, then the monitor
         and the pusher, so its oldest children are the workers.
         """
-        sentinel = min(_children(self.process.pid))
-        workers = sorted(_children(sentinel))[: self.workers]
+        sentinel = min(children_of(self.process.pid))
+        workers = sorted(children_of(sentinel))[: self.workers]
         victim = workers[0]
         os.kill(victim, signal.SIGKILL)
         return victim
@@ -129,19 +118,6 @@ class Cluster:
         if self._log is not None and not self._log.closed:
             self._log.write(f"===== {time.strftime('%H:%M:%S')} {why} {self.name}\n".encode())
             self._log.close()
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:  # field 4: parent pid
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return found
 
 
 # --- services ---------------------------------------------------------------------------------------

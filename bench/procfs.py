@@ -1,0 +1,47 @@
+"""The few /proc readings the benchmarks and the scale-out tests need, written once.
+
+Linux only, like the CI machines: a process's memory, its children, the members of its session.
+Every reader skips processes that end while /proc is being walked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+
+def _stat_fields() -> Iterator[tuple[int, list[str]]]:
+    """(pid, fields after the command name) of every process; see proc(5) for the field order."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                yield int(entry), stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct child processes of `pid` (field 4 of /proc/<pid>/stat: the parent's pid)."""
+    return [child for child, fields in _stat_fields() if int(fields[1]) == pid]
+
+
+def session_members(sid: int) -> list[int]:
+    """Every process of session `sid` (field 6: the session id), e.g. a cluster started with
+    `start_new_session=True` and all it forked."""
+    return [member for member, fields in _stat_fields() if int(fields[3]) == sid]
+
+
+def rss_kb(pid: int | str = "self") -> dict[str, int]:
+    """VmRSS and VmHWM (peak) of a process, in kB, from /proc/<pid>/status."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    name, value = line.split(":", 1)
+                    out[name] = int(value.split()[0])
+    except OSError:
+        pass
+    return out
