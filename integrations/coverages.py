@@ -13,7 +13,8 @@ The stored shape (in `Quote.details`, JSON):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -106,6 +107,31 @@ def installment_entry(count: Any, total: Any) -> dict[str, Any]:
     if not amount.is_finite() or amount < 0:
         raise ValueError(f"installment total out of range: {total!r}"[:200])
     return {"count": parts, "total": str(amount.quantize(Decimal("0.01")))}
+
+
+# What reading one malformed entry may raise (Decimal's errors are ArithmeticErrors).
+ENTRY_ERRORS = (ValueError, TypeError, ArithmeticError)
+
+
+def read_entries(
+    raw: Any, read: Callable[[Any], dict[str, Any]], *, log: logging.Logger, what: str
+) -> list[dict[str, Any]]:
+    """Every entry `read` can make sense of, in order. Coverages and payment plans describe a
+    price; one the platform cannot read is left out (logged at WARNING with its position, so it
+    gets looked at), never the quote: the premium is what the agent sells. A list that is not a
+    list is left out whole."""
+    if raw is None:
+        return []
+    if isinstance(raw, str | bytes | Mapping) or not isinstance(raw, Iterable):
+        log.warning("%s is a %s, not a list; ignored", what, type(raw).__name__)
+        return []
+    entries = []
+    for position, item in enumerate(raw, start=1):
+        try:
+            entries.append(read(item))
+        except ENTRY_ERRORS as exc:
+            log.warning("%s #%d skipped, unreadable: %s", what, position, str(exc)[:200])
+    return entries
 
 
 def coverage_sort_key(code: str) -> tuple[int, str]:

@@ -26,7 +26,7 @@ from integrations.adapters.base import (
 )
 from integrations.adapters.registry import register
 from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
-from integrations.coverages import coverage_entry, installment_entry
+from integrations.coverages import coverage_entry, installment_entry, read_entries
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
 from integrations.results import PDF_MAGIC, Address, Document, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorKind, Reason, Refusal
@@ -61,45 +61,20 @@ POLICY_STATUSES = {"ACTIVE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANC
 PDF_CONTENT_TYPE = "application/pdf"
 
 
-def read_coverages(raw: Any) -> list[dict[str, Any]]:
-    """Anka's `coverages` in the stored shape: `{"code", "name", "limit"}` objects, or bare codes
-    from older releases. An entry nobody can read is dropped (and logged), never the quote: the
-    premium is what the agent sells, the cover list only describes it."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        logger.warning("anka: coverages is a %s, not a list; ignored", type(raw).__name__)
-        return []
-    entries = []
-    for item in raw:
-        try:
-            if isinstance(item, str):
-                entries.append(coverage_entry(item))
-            elif isinstance(item, dict):
-                entries.append(coverage_entry(item.get("code"), item.get("name"), item.get("limit")))
-            else:
-                raise ValueError(f"coverage entry is a {type(item).__name__}")
-        except (ValueError, ArithmeticError) as exc:
-            logger.warning("anka: unreadable coverage entry skipped: %s", str(exc)[:200])
-    return entries
+def _coverage(item: Any) -> dict[str, Any]:
+    """`{"code", "name", "limit"}`, or a bare code from older releases."""
+    if isinstance(item, str):
+        return coverage_entry(item)
+    if not isinstance(item, dict):
+        raise TypeError(f"coverage entry is a {type(item).__name__}")
+    return coverage_entry(item.get("code"), item.get("name"), item.get("limit"))
 
 
-def read_installments(raw: Any) -> list[dict[str, Any]]:
-    """Anka's payment plans, `{"count", "total"}`; an unreadable plan is dropped (and logged)."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        logger.warning("anka: installments is a %s, not a list; ignored", type(raw).__name__)
-        return []
-    plans = []
-    for item in raw:
-        try:
-            if not isinstance(item, dict):
-                raise ValueError(f"installment entry is a {type(item).__name__}")
-            plans.append(installment_entry(item.get("count"), item.get("total")))
-        except (ValueError, ArithmeticError) as exc:
-            logger.warning("anka: unreadable installment skipped: %s", str(exc)[:200])
-    return plans
+def _installment(item: Any) -> dict[str, Any]:
+    """`{"count", "total"}`: the premium paid in that many parts, and its total."""
+    if not isinstance(item, dict):
+        raise TypeError(f"installment entry is a {type(item).__name__}")
+    return installment_entry(item.get("count"), item.get("total"))
 
 
 @register
@@ -161,9 +136,9 @@ class AnkaAdapter(InsurerAdapter):
         body = self._read(reply)
         details: dict[str, Any] = {}
         if "coverages" in body:
-            details["coverages"] = read_coverages(body["coverages"])
+            details["coverages"] = read_entries(body["coverages"], _coverage, log=logger, what="coverages")
         if "installments" in body:
-            details["installments"] = read_installments(body["installments"])
+            details["installments"] = read_entries(body["installments"], _installment, log=logger, what="installments")
         if "sum_insured" in body:
             details["sum_insured"] = body["sum_insured"]
         return Quote(

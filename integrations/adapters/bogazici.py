@@ -31,7 +31,7 @@ from integrations.adapters.base import InsurerAdapter, parse_money, parse_policy
 from integrations.adapters.registry import register
 from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
 from integrations.classification import classify
-from integrations.coverages import coverage_entry, installment_entry
+from integrations.coverages import coverage_entry, installment_entry, read_entries
 from integrations.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorClass, ErrorKind, Reason, Refusal, WaitHint
 from integrations.waits import parse_delay_seconds
@@ -236,27 +236,9 @@ def _coverage(item: Element) -> dict[str, Any]:
     return coverage_entry(_child_text(item, "Kod"), _child_text(item, "Ad"), _child_text(item, "Limit") or None)
 
 
-def _coverages(parent: Element) -> list[dict[str, Any]]:
-    """The quote's covers in the platform's shape. An unreadable entry is left out (and logged):
-    it is one line of the comparison, not a reason to lose the price the insurer gave."""
-    entries = []
-    for position, item in enumerate(parent.findall(_q("Teminat")), start=1):
-        try:
-            entries.append(_coverage(item))
-        except (ValueError, ArithmeticError) as exc:  # decimal.InvalidOperation is an ArithmeticError
-            logger.warning("bogazici: Teminat #%d skipped, unreadable: %s", position, exc)
-    return entries
-
-
-def _installments(parent: Element) -> list[dict[str, Any]]:
-    """`<Taksit><Sayi>` parts, `<Toplam>` the whole premium paid so; unreadable plans left out, logged."""
-    plans = []
-    for position, item in enumerate(parent.findall(_q("Taksit")), start=1):
-        try:
-            plans.append(installment_entry(_child_text(item, "Sayi"), _child_text(item, "Toplam")))
-        except (ValueError, ArithmeticError) as exc:
-            logger.warning("bogazici: Taksit #%d skipped, unreadable: %s", position, exc)
-    return plans
+def _installment(item: Any) -> dict[str, Any]:
+    """`<Taksit><Sayi>` parts, `<Toplam>` the whole premium paid so."""
+    return installment_entry(_child_text(item, "Sayi"), _child_text(item, "Toplam"))
 
 
 def _pdf_bytes(encoded: str) -> bytes:
@@ -358,10 +340,12 @@ class BogaziciAdapter(InsurerAdapter):
         details: dict[str, Any] = {}
         coverages = result.find(_q("Teminatlar"))
         if coverages is not None:
-            details["coverages"] = _coverages(coverages)
+            details["coverages"] = read_entries(coverages.findall(_q("Teminat")), _coverage, log=logger, what="Teminat")
         installments = result.find(_q("Taksitler"))
         if installments is not None:
-            details["installments"] = _installments(installments)
+            details["installments"] = read_entries(
+                installments.findall(_q("Taksit")), _installment, log=logger, what="Taksit"
+            )
         sum_insured = _child_text(result, "SigortaBedeli")
         if sum_insured:
             # Details are stored as JSON: the validated decimal string, like the premium on the wire.

@@ -38,7 +38,7 @@ from integrations.adapters.base import (
 )
 from integrations.adapters.registry import register
 from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
-from integrations.coverages import coverage_entry, installment_entry
+from integrations.coverages import coverage_entry, installment_entry, read_entries
 from integrations.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.waits import hint_from_retry_after, parse_delay_seconds
@@ -224,29 +224,6 @@ def _read_token(reply: Reply) -> tuple[str, float]:
     return token, expires_in
 
 
-# What a malformed coverage or installment entry may raise (Decimal's errors are ArithmeticError).
-_ENTRY_ERRORS = (ValueError, TypeError, ArithmeticError)
-
-
-def _entries(data: Mapping[str, Any], key: str, read: Callable[[Any], dict[str, Any]]) -> list[dict[str, Any]] | None:
-    """Read the list under `key` entry by entry; a malformed entry (or list) is skipped with a
-    warning: coverages and payment plans are extras, and an unreadable one must not lose the
-    quote. None when Çınar sent no such list."""
-    raw = data.get(key)
-    if raw is None:
-        return None
-    if not isinstance(raw, list):
-        logger.warning("cinar: `%s` is not a list (%s); ignored", key, type(raw).__name__)
-        return None
-    entries = []
-    for position, item in enumerate(raw):
-        try:
-            entries.append(read(item))
-        except _ENTRY_ERRORS as exc:
-            logger.warning("cinar: `%s` entry %d skipped: %s", key, position, str(exc)[:200])
-    return entries
-
-
 def _coverage(item: Any) -> dict[str, Any]:
     """`{"kod", "ad", "limit"}`, or a bare code string, as older answers send (no name, no limit)."""
     if isinstance(item, str):
@@ -265,12 +242,10 @@ def _installment(item: Any) -> dict[str, Any]:
 
 def _quote_details(data: Mapping[str, Any]) -> dict[str, Any]:
     details = {ours: data[theirs] for theirs, ours in QUOTE_DETAILS.items() if theirs in data}
-    coverages = _entries(data, "teminatlar", _coverage)
-    if coverages is not None:
-        details["coverages"] = coverages
-    installments = _entries(data, "taksitler", _installment)
-    if installments is not None:
-        details["installments"] = installments
+    if data.get("teminatlar") is not None:
+        details["coverages"] = read_entries(data["teminatlar"], _coverage, log=logger, what="teminatlar")
+    if data.get("taksitler") is not None:
+        details["installments"] = read_entries(data["taksitler"], _installment, log=logger, what="taksitler")
     return details
 
 

@@ -43,7 +43,7 @@ from integrations.adapters.base import (
 )
 from integrations.adapters.registry import register
 from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, Call, Channel, Reply
-from integrations.coverages import coverage_entry, installment_entry
+from integrations.coverages import coverage_entry, installment_entry, read_entries
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
 from integrations.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
@@ -164,12 +164,12 @@ class DenizAdapter(InsurerAdapter):
         premium = body["gross_premium"]
         details: dict[str, Any] = {}
         if "coverages" in body:
-            details["coverages"] = read_coverages(body["coverages"])
+            details["coverages"] = read_entries(body["coverages"], _coverage, log=logger, what="coverages")
             sum_insured = next((c["limit"] for c in details["coverages"] if c["code"] == DASK_COVER), None)
             if sum_insured is not None:
                 details["sum_insured"] = sum_insured
         if "installments" in body:
-            details["installments"] = read_installments(body["installments"])
+            details["installments"] = read_entries(body["installments"], _installment, log=logger, what="installments")
         return Quote(
             quote_no=text(body["quote_id"]),
             premium=parse_money(premium["amount"]),
@@ -455,47 +455,20 @@ def _money_amount(value: Any) -> Any:
     return value.get("amount")
 
 
-def read_coverages(raw: Any) -> list[dict[str, Any]]:
-    """Deniz's `coverages` (`{"code", "label", "sum_insured": {"amount", "currency"}}`) in the
-    stored shape. An entry nobody can read is skipped (and logged), never the quote: the premium
-    is what the agent sells, the cover list only describes it."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        logger.warning("deniz: coverages is a %s, not a list; ignored", type(raw).__name__)
-        return []
-    entries = []
-    for item in raw:
-        try:
-            if isinstance(item, str):  # a bare code, as older answers send
-                entries.append(coverage_entry(item))
-            elif isinstance(item, dict):
-                limit = _money_amount(item.get("sum_insured"))
-                entries.append(coverage_entry(item.get("code"), item.get("label"), limit))
-            else:
-                raise ValueError(f"coverage entry is a {type(item).__name__}")
-        except (ValueError, ArithmeticError) as exc:
-            logger.warning("deniz: unreadable coverage entry skipped: %s", str(exc)[:200])
-    return entries
+def _coverage(item: Any) -> dict[str, Any]:
+    """`{"code", "label", "sum_insured": {"amount", "currency"}}`, or a bare code (older answers)."""
+    if isinstance(item, str):
+        return coverage_entry(item)
+    if not isinstance(item, dict):
+        raise TypeError(f"coverage entry is a {type(item).__name__}")
+    return coverage_entry(item.get("code"), item.get("label"), _money_amount(item.get("sum_insured")))
 
 
-def read_installments(raw: Any) -> list[dict[str, Any]]:
-    """Deniz's payment plans, `{"count", "total": {"amount", "currency"}}`; an unreadable plan is
-    skipped (and logged)."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        logger.warning("deniz: installments is a %s, not a list; ignored", type(raw).__name__)
-        return []
-    plans = []
-    for item in raw:
-        try:
-            if not isinstance(item, dict):
-                raise ValueError(f"installment entry is a {type(item).__name__}")
-            plans.append(installment_entry(item.get("count"), _money_amount(item.get("total"))))
-        except (ValueError, ArithmeticError) as exc:
-            logger.warning("deniz: unreadable installment skipped: %s", str(exc)[:200])
-    return plans
+def _installment(item: Any) -> dict[str, Any]:
+    """`{"count", "total": {"amount", "currency"}}`."""
+    if not isinstance(item, dict):
+        raise TypeError(f"installment entry is a {type(item).__name__}")
+    return installment_entry(item.get("count"), _money_amount(item.get("total")))
 
 
 def _port(url: Any) -> int | None:
