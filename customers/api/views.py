@@ -19,7 +19,7 @@ from customers import selectors
 from customers.api.serializers import CustomerInputSerializer, CustomerSerializer
 from customers.services import customer_create, customer_update
 from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors, paginated
-from quotes.api.views import PAGE_PARAMETERS, _paginated_response, _pk_or_404
+from quotes.api.views import PAGE_PARAMETERS, _paginated_response, _pk_or_404, query_filters
 
 CUSTOMER_ID = OpenApiParameter(
     "customer_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The customer's `id`."
@@ -64,11 +64,8 @@ class CustomersApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        # A plain dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=`
-        # would pass as "no filter" where the schema promises a 400.
-        filters = self.ListFilterSerializer(data=request.query_params.dict())
-        filters.is_valid(raise_exception=True)
-        customers = selectors.customer_list(user=request.user, search=filters.validated_data.get("search", ""))
+        filters = query_filters(self.ListFilterSerializer, request)
+        customers = selectors.customer_list(user=request.user, search=filters.get("search", ""))
         return _paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)
 
     @extend_schema(

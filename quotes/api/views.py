@@ -62,6 +62,15 @@ def _pk_or_404(value: str) -> int:
     return int(value)
 
 
+def query_filters(serializer_class: type[serializers.Serializer], request: Request) -> dict:
+    """A list's query parameters, validated (400 naming the parameter otherwise). Read from a plain
+    dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=` would pass as
+    "no filter" where the schema promises a 400."""
+    filters = serializer_class(data=request.query_params.dict())
+    filters.is_valid(raise_exception=True)
+    return filters.validated_data
+
+
 def uuid_or_404(value: str) -> uuid.UUID:
     try:
         return uuid.UUID(value)
@@ -145,11 +154,8 @@ class QuoteRequestsApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        # A plain dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=`
-        # would pass as "no filter" where the schema promises a 400.
-        filters = self.ListFilterSerializer(data=request.query_params.dict())
-        filters.is_valid(raise_exception=True)
-        requests = selectors.quote_request_list(user=request.user, search=filters.validated_data.get("search", ""))
+        filters = query_filters(self.ListFilterSerializer, request)
+        requests = selectors.quote_request_list(user=request.user, search=filters.get("search", ""))
         return _paginated_response(
             queryset=requests, serializer_class=QuoteRequestListItemSerializer, request=request, view=self
         )
@@ -312,11 +318,7 @@ class PolicyListApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        # A plain dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=`
-        # would pass as "no filter" where the schema promises a 400.
-        filters = self.ListFilterSerializer(data=request.query_params.dict())
-        filters.is_valid(raise_exception=True)
-        data = filters.validated_data
+        data = query_filters(self.ListFilterSerializer, request)
         policy_filter = selectors.PolicyFilter(
             product=data.get("product", ""),
             insurer=data.get("insurer", ""),
@@ -364,11 +366,8 @@ class RenewalListApi(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        # A plain dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=`
-        # would pass as "no filter" where the schema promises a 400.
-        filters = self.ListFilterSerializer(data=request.query_params.dict())
-        filters.is_valid(raise_exception=True)
-        policies = selectors.renewal_list(user=request.user, days=int(filters.validated_data["days"]))
+        filters = query_filters(self.ListFilterSerializer, request)
+        policies = selectors.renewal_list(user=request.user, days=int(filters["days"]))
         return _paginated_response(queryset=policies, serializer_class=RenewalSerializer, request=request, view=self)
 
 
