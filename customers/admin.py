@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from customers.models import Customer
-from integrations.validators import mask_identity
+from integrations.masking import mask_identity
 
 
 @admin.register(Customer)

@@ -12,7 +12,7 @@ from agencies.models import Agency
 from customers.models import Customer
 from customers.validators import CUSTOMER_FIELDS, validate_customer
 from insurehub.errors import Invalid, NoActiveAgency
-from integrations.validators import mask_identity
+from integrations.masking import mask_identity
 
 DUPLICATE_IDENTITY_MESSAGE = "Bu T.C. kimlik / vergi numarasıyla kayıtlı bir müşteriniz zaten var."
 NO_AGENCY_MESSAGE = "Bu kullanıcı bir acenteye bağlı değil; müşteri kaydedemez."

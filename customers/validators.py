@@ -1,6 +1,6 @@
 """Validation of a customer's fields: one Turkish message per field, every error at once.
 
-Plain functions, like `integrations.validators` (whose identity check they reuse), so the desk
+Plain functions, like `quotes.validation` (whose identity check they reuse), so the desk
 form, the quote form's inline customer and the API all refuse the same things with the same
 words. Clean values come back normalised: a phone as +90XXXXXXXXXX, consent as an aware time.
 """
@@ -16,9 +16,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from customers.models import Customer
-from integrations.validators import FieldError, validate_owner_id
+from quotes.validation import FieldError, validate_owner_id
 
-# Turkey has stayed on UTC+3 all year since 2016 (as in integrations.validators).
+# Turkey has stayed on UTC+3 all year since 2016 (as in quotes.validation).
 TURKEY_TZ = timezone(timedelta(hours=3), "TRT")
 # A consent timed a little ahead is a clock skew between the agent's PC and the server, not a lie.
 CONSENT_CLOCK_SKEW = timedelta(minutes=5)

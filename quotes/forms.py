@@ -1,6 +1,6 @@
 """The agent's quote forms (one per product) and the issuance confirmation.
 
-The forms only collect text and show errors: every rule lives in `integrations.validators`,
+The forms only collect text and show errors: every rule lives in `quotes.validation`,
 the same checks the service runs again before saving, so the page and the backend can never
 disagree about what is valid. Django-level `required` is off on purpose: `validate_fields`
 reports a missing value with the same Turkish message as any other error on that field.
@@ -19,8 +19,9 @@ from customers.forms import customer_fields
 from customers.models import Customer
 from customers.services import customer_identity_conflict
 from customers.validators import validate_customer
+from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from integrations.validators import PRODUCT_FIELDS, mask_identity, validate_fields
+from quotes.validation import PRODUCT_FIELDS, validate_fields
 
 USAGE_CHOICES = [("private", "Hususi"), ("commercial", "Ticari"), ("taxi", "Taksi")]
 CONSTRUCTION_TYPE_CHOICES = [

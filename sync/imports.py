@@ -17,8 +17,8 @@ from agencies.models import Agency
 from integrations.adapters.base import parse_policy_date
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import Product
-from integrations.validators import REQUIRED_MESSAGE, FieldError, normalize_plate, validate_owner_id
 from quotes.models import Policy
+from quotes.validation import REQUIRED_MESSAGE, FieldError, normalize_plate, validate_owner_id
 
 COLUMNS = ("agency_code", "insurer", "policy_no", "product", "plate", "owner_id", "status")
 # The policy's period, when the file has it (older files do not): any of the date forms insurers

@@ -13,8 +13,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from integrations.masking import mask_identities_in_text, mask_identity
 from integrations.models import CLASS_CHOICES, KIND_CHOICES, PRODUCT_CHOICES
-from integrations.validators import mask_identities_in_text, mask_identity
 from integrations.work import WorkState
 from quotes.models import InsurerQuote, Policy, QuoteRequest
 

@@ -11,8 +11,8 @@ from decimal import Decimal
 from django.utils import timezone
 
 from integrations import results
+from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from integrations.validators import mask_identity
 from quotes.models import Policy
 
 

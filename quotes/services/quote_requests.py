@@ -22,8 +22,8 @@ from integrations.operations import QUOTE_OPERATION, Operation, Product
 from integrations.policies import policy_for
 from integrations.services.calls import endpoint_for_account, insurer_operation_run
 from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, plain_message
-from integrations.validators import validate_fields
 from quotes.models import InsurerQuote, QuoteRequest
+from quotes.validation import validate_fields
 
 logger = logging.getLogger(__name__)
 

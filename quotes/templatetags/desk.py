@@ -7,8 +7,8 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from django import template
 from django.utils.html import format_html
 
+from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from integrations.validators import mask_identity
 from quotes.models import InsurerQuote
 from quotes.services.comparison import NOT_COVERED
 

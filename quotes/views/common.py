@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django_htmx.http import HttpResponseClientRedirect
 
-from integrations.validators import mask_identity
+from integrations.masking import mask_identity
 from integrations.work import WorkState
 
 PAGE_SIZE = 25

@@ -8,7 +8,7 @@ import pytest
 
 from customers import validators
 from customers.validators import normalize_phone, parse_consent_at, validate_customer
-from integrations.validators import FieldError
+from quotes.validation import FieldError
 
 from .conftest import TCKN, VKN
 

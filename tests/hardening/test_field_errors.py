@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from integrations.validators import PRODUCT_FIELDS
 from quotes.models import QuoteRequest
+from quotes.validation import PRODUCT_FIELDS
 from tests import samples
 from tests.hardening.test_isolation_matrix import agency_objects
 

@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stdnum.tr import tckimlik, vkn
 
-from integrations import validators
 from integrations.masking import decode_body, mask_and_cut, mask_identities_in_text, raw_sample
 
 PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -148,9 +147,3 @@ def test_utf16_bodies_are_decoded_before_masking():
         assert raw_sample(body, 2000) == '{"hata": "TCKN 100******46 bulunamadı"}', encoding
     # The declared charset is used when the body is not UTF-8.
     assert decode_body("Müşteri 10000000146".encode("iso-8859-9"), "iso-8859-9") == "Müşteri 10000000146"
-
-
-def test_validators_keeps_the_old_names():
-    """Callers importing masking from validators keep working, with the one implementation."""
-    assert validators.mask_identities_in_text is mask_identities_in_text
-    assert validators.mask_identity("10000000146") == "100******46"

@@ -22,10 +22,10 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from integrations.adapters.registry import registered_codes
-from integrations.validators import PRODUCT_FIELDS
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 from quotes.services.issuance import issuance_process
 from quotes.services.quote_requests import insurer_quote_fetch
+from quotes.validation import PRODUCT_FIELDS
 from tests import samples
 from tests.conftest import wait_until
 

@@ -17,12 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from integrations.validators import (
+from integrations.masking import mask_identities_in_text, mask_identity
+from quotes.validation import (
     PRODUCT_FIELDS,
     REQUIRED_MESSAGE,
     FieldError,
-    mask_identities_in_text,
-    mask_identity,
     normalize_plate,
     normalize_registration_serial,
     owner_id_kind,
@@ -66,7 +65,7 @@ def test_field_error_carries_field_and_message_and_survives_pickling():
 
 
 def test_module_does_not_import_django():
-    code = "import sys, integrations.validators; sys.exit('django' in sys.modules)"
+    code = "import sys, quotes.validation; sys.exit('django' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, check=False)
     assert result.returncode == 0
 

@@ -5,8 +5,10 @@ application error inside a 200), and some only after a slow round trip. Checking
 lets the agent fix a typo while the customer is still at the desk, with one Turkish message per
 field, and keeps insurer calls for questions only an insurer can answer.
 
-The functions are plain Python and know nothing about Django: forms and serializers wrap them
-and turn :class:`FieldError` into their own error types. Field names and rules follow the
+The functions are plain Python and know nothing about Django: the desk's forms, the API's
+serializers, the customer checks and the portfolio import wrap them and turn :class:`FieldError`
+into their own error types; they live beside the forms that use them, above the insurer layer,
+which never validates an agent's input. Field names and rules follow the
 "Common input fields" table in ``CONTRACTS.md``.
 """
 
@@ -19,16 +21,12 @@ from datetime import date, datetime, timedelta, timezone
 from stdnum.exceptions import ValidationError as StdnumValidationError
 from stdnum.tr import tckimlik, vkn
 
-# Masking lives in integrations.masking; these names stay importable from here for older callers.
-from integrations.masking import mask_identities_in_text, mask_identity
 from integrations.operations import PRODUCT_INPUT_FIELDS
 
 __all__ = [
     "PRODUCT_FIELDS",
     "REQUIRED_MESSAGE",
     "FieldError",
-    "mask_identities_in_text",
-    "mask_identity",
     "normalize_plate",
     "normalize_registration_serial",
     "owner_id_kind",
