@@ -42,7 +42,7 @@ def baseline_handle(client: str, wire: Wire, operation: str = "policy_status") -
 def engine_handle(endpoint: Any, operation: str = "policy_status") -> Handle:
     """The platform's in-process engine: `insurer_operation_run` with its defaults (shared send
     rate and retry budget in the database, `DatabaseRecorder`)."""
-    from integrations.services.calls import insurer_operation_run
+    from integrations.calling.calls import insurer_operation_run
 
     def handle(key: str) -> dict[str, Any]:
         outcome = insurer_operation_run(
@@ -137,7 +137,7 @@ def durable_open_loop(
     the item's last message, counted)."""
     from django.db import connection
 
-    from integrations.work import WorkState
+    from integrations.work.item import WorkState
     from sync.models import SyncItem
     from sync.services import sync_item_process, sync_pump
 
@@ -284,7 +284,7 @@ def baseline_open_main(spec: dict[str, Any]) -> dict[str, Any]:
 
 def engine_open_main(spec: dict[str, Any]) -> dict[str, Any]:
     from bench.agent import ready_and_wait
-    from integrations.services.calls import Endpoint
+    from integrations.calling.calls import Endpoint
 
     handles = {
         code: engine_handle(

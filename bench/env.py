@@ -131,7 +131,7 @@ class World:
         rate and budget state and caches cleared: every scenario starts from the same place."""
         from integrations.adapters.cinar import clear_token_cache
         from integrations.models import RetryBudgetBucket, RetryBudgetState, SendRateState
-        from integrations.policies import clear_policy_cache
+        from integrations.retry_policies import clear_policy_cache
 
         for code, server in self.servers.items():
             server.state.reset()
@@ -263,9 +263,9 @@ def _stop_postgres(data: str) -> None:
 
 def _reset_shared_state() -> None:
     """Redis-backed shared state keeps keys between scenarios; the database one was deleted above."""
-    from integrations import sharedstate
+    from integrations.pacing import shared_state
 
-    state = sharedstate.shared_state()
+    state = shared_state.shared_state()
     redis = getattr(state, "_redis", None)
     if redis is not None:
         for key in redis.scan_iter("insurehub:*"):
@@ -295,7 +295,7 @@ def policy_override(code: str, operation: str, **fields: Any) -> None:
     from dataclasses import asdict
 
     from integrations.models import Insurer, OperationPolicy
-    from integrations.policies import clear_policy_cache, default_policy
+    from integrations.retry_policies import clear_policy_cache, default_policy
 
     values = {**asdict(default_policy(operation)), **fields}
     OperationPolicy.objects.update_or_create(
@@ -306,7 +306,7 @@ def policy_override(code: str, operation: str, **fields: Any) -> None:
 
 def policy_overrides_clear() -> None:
     from integrations.models import OperationPolicy
-    from integrations.policies import clear_policy_cache
+    from integrations.retry_policies import clear_policy_cache
 
     OperationPolicy.objects.all().delete()
     clear_policy_cache()

@@ -36,7 +36,7 @@ def _git(*args: str) -> str:
 
 
 def run_all(scenarios: list[str], *, quick: bool, workdir: str, raw_dir: str) -> dict[str, Any]:
-    from integrations.services.setup import demo_data_seed
+    from integrations.demo import demo_data_seed
     from sandbox import DEFAULT_ACCOUNTS, start_all
 
     servers = start_all(host="127.0.0.1")

@@ -439,7 +439,7 @@ def _postgres_setup(spec: dict[str, Any]) -> None:
     from django.core.management import call_command
 
     from bench.env import platform_account
-    from integrations.services.setup import demo_data_seed
+    from integrations.demo import demo_data_seed
     from sandbox import DEFAULT_ACCOUNTS
 
     call_command("migrate", verbosity=0)

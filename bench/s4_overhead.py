@@ -82,11 +82,12 @@ def agent_main(spec: dict[str, Any]) -> dict[str, Any]:
     from bench.agent import ready_and_wait
     from bench.clients import naive_run, tenacity_run
     from bench.wire import wire_for
-    from integrations.engine import UnlimitedBudget, UnpacedRate
+    from integrations.attempts.recording import BufferedRecorder, DatabaseRecorder
+    from integrations.calling.calls import Endpoint, insurer_operation_run
+    from integrations.calling.engine import UnlimitedBudget, UnpacedRate
     from integrations.models import Attempt
-    from integrations.pacing import SharedRetryBudget, SharedSendRate
-    from integrations.recording import BufferedRecorder, DatabaseRecorder
-    from integrations.services.calls import Endpoint, insurer_operation_run
+    from integrations.pacing.retry_budget import SharedRetryBudget
+    from integrations.pacing.send_rate import SharedSendRate
 
     url, credentials = spec["url"], spec["credentials"]
     endpoint = Endpoint(
@@ -138,7 +139,7 @@ def agent_main(spec: dict[str, Any]) -> dict[str, Any]:
         ),
     }
     if spec.get("redis_url"):
-        from integrations.sharedstate import RedisSharedState
+        from integrations.pacing.shared_state import RedisSharedState
 
         redis_state = RedisSharedState(spec["redis_url"])
         variants["engine + attempt log + rate control in Redis"] = platform(

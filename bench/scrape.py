@@ -97,8 +97,8 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
+    from integrations.attempts.retention import ALL_TIME_MINUTE, attempt_minutes_rollup
     from integrations.models import AttemptMinute
-    from integrations.retention import ALL_TIME_MINUTE, attempt_minutes_rollup
 
     call_command("migrate", verbosity=0)
     now = datetime.now(UTC)

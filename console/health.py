@@ -3,7 +3,7 @@
 Everything is computed from the database at the moment it is asked for, so every web process
 shows the same numbers whichever worker made the calls. Call counts come from the minute
 roll-up for whole minutes already summed and from the raw rows for the rest
-(`integrations.retention.attempt_totals`): a day's window reads some thousand minute rows, not
+(`integrations.attempts.retention.attempt_totals`): a day's window reads some thousand minute rows, not
 every call of the day. Unknown codes are read from the raw rows, which hold their samples.
 
 Work records are counted apart by state, because backoff is not a stuck queue: a PENDING
@@ -22,11 +22,11 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.attempts.retention import COUNT, RETRIES, Measure, attempt_totals, count_where
 from integrations.models import Attempt, ErrorMapping, Insurer, InsurerAccount, SendRateState
-from integrations.retention import COUNT, RETRIES, Measure, attempt_totals, count_where
-from integrations.sharedstate import DatabaseSharedState, shared_state
-from integrations.taxonomy import ErrorClass, ErrorKind
-from integrations.work import WorkItem, WorkState
+from integrations.pacing.shared_state import DatabaseSharedState, shared_state
+from integrations.work.item import WorkItem, WorkState
 from quotes.models import Issuance
 from sync.models import SyncItem
 

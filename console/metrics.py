@@ -8,7 +8,7 @@ prometheus_client's multiprocess mode would need, with its files and their clean
 Consequences worth knowing:
 - Every process answers with the platform's totals: scrape one target (or, with several
   scraped, aggregate with `max`, not `sum`, for absolute numbers; ratios are unaffected).
-- Counters are sums over all time: the minute roll-up (`integrations.retention`) for minutes
+- Counters are sums over all time: the minute roll-up (`integrations.attempts.retention`) for minutes
   already summed (their running totals per label set), raw rows after them. Retention drops
   old raw and minute rows but never the totals, so a prune never looks like a counter reset to
   Prometheus, and a scrape reads a few hundred total rows instead of every call ever made.
@@ -28,11 +28,11 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from console.health import HealthFilter, retry_budgets, send_rates, work_counts, work_sources
+from integrations.answers.taxonomy import ErrorClass
+from integrations.attempts.retention import COUNT, LATENCY_MS_SUM, RETRIES, attempt_totals, latency_buckets
 from integrations.models import LATENCY_BUCKETS, Insurer
 from integrations.operations import Operation
-from integrations.policies import policy_for
-from integrations.retention import COUNT, LATENCY_MS_SUM, RETRIES, attempt_totals, latency_buckets
-from integrations.taxonomy import ErrorClass
+from integrations.retry_policies import policy_for
 
 SUCCESS = "success"
 ATTEMPT_LABELS = ["insurer", "operation", "product", "class", "kind"]

@@ -30,11 +30,11 @@ from console.health import (
     work_sources,
 )
 from console.metrics import metrics_render
+from integrations.answers.classification import MAPPING_CACHE_SECONDS
+from integrations.answers.taxonomy import ErrorKind
 from integrations.audit import error_mapping_classify
-from integrations.classification import MAPPING_CACHE_SECONDS
 from integrations.models import Insurer
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from integrations.taxonomy import ErrorKind
 
 # What an operator picks from when classifying a code: the class first, so the choice reads as a decision.
 KIND_LABELS_TR: dict[str, str] = {

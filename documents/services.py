@@ -30,12 +30,14 @@ from django.utils.text import get_valid_filename
 
 from documents.models import PolicyDocument
 from insurehub.errors import Conflict
-from integrations.engine import Outcome
+from integrations.answers.results import Document
+from integrations.answers.taxonomy import ErrorKind, InsurerError
+from integrations.calling.calls import endpoint_for_account, insurer_operation_run
+from integrations.calling.engine import Outcome
 from integrations.operations import Operation
-from integrations.policies import RetryPolicy, policy_for
-from integrations.results import Document
-from integrations.services.calls import endpoint_for_account, insurer_operation_run
-from integrations.services.work import (
+from integrations.retry_policies import RetryPolicy, policy_for
+from integrations.work.item import WorkState
+from integrations.work.services import (
     WorkKind,
     work_claim,
     work_mark_submitted,
@@ -45,8 +47,6 @@ from integrations.services.work import (
     work_requeue_orphans,
     work_try,
 )
-from integrations.taxonomy import ErrorKind, InsurerError
-from integrations.work import WorkState
 from notifications.services import notify_document_ready
 from quotes.models import Policy
 from quotes.services.quote_requests import agency_of

@@ -23,8 +23,8 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.debug import sensitive_post_parameters
 
+from integrations.answers.classification import MAPPING_CACHE_SECONDS, clear_mapping_cache
 from integrations.audit import AUDITED_MODELS, admin_change_summary, audit_value_shown
-from integrations.classification import MAPPING_CACHE_SECONDS, clear_mapping_cache
 from integrations.models import (
     PRODUCT_CHOICES,
     AdminChange,
@@ -35,7 +35,7 @@ from integrations.models import (
     OperationPolicy,
 )
 from integrations.operations import Operation
-from integrations.policies import POLICY_CACHE_SECONDS, RetryPolicy, clear_policy_cache, default_policy
+from integrations.retry_policies import POLICY_CACHE_SECONDS, RetryPolicy, clear_policy_cache, default_policy
 
 # The tunables of a policy, in the order operators read them (the list view edits them in place).
 POLICY_TUNABLES = [

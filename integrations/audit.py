@@ -36,9 +36,9 @@ from django.db.models.signals import m2m_changed, post_save, pre_delete, pre_sav
 from django.http import HttpRequest, HttpResponse
 
 from agencies.models import Agency, AgentProfile
-from integrations.classification import clear_mapping_cache
+from integrations.answers.classification import clear_mapping_cache
+from integrations.answers.taxonomy import ErrorKind
 from integrations.models import AdminChange, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
-from integrations.taxonomy import ErrorKind
 
 User = AbstractBaseUser | AnonymousUser | None
 

@@ -11,9 +11,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from integrations.answers.taxonomy import ErrorClass, ErrorKind
 from integrations.credentials import decrypt_credentials, encrypt_credentials
 from integrations.operations import Operation, Product
-from integrations.taxonomy import ErrorClass, ErrorKind
 
 OPERATION_CHOICES = [(op.value, op.value) for op in Operation]
 PRODUCT_CHOICES = [(p.value, p.value) for p in Product]
@@ -374,7 +374,7 @@ class AttemptMinute(models.Model):
     """The attempt log summed per minute and per label set, kept much longer than its rows.
 
     /metrics and the health dashboard read these for minutes already rolled up and the raw rows
-    only after that (`integrations.retention`). The rows at 1970-01-01 are running totals per
+    only after that (`integrations.attempts.retention`). The rows at 1970-01-01 are running totals per
     label set over every minute rolled up, so /metrics' all-time counters survive the deletion
     of old minute rows and never go down.
     """

@@ -101,7 +101,7 @@ def notification_mark_read(*, user: AbstractBaseUser, pk: int | None = None) -> 
 def notify_issuance_outcome(issuance: object) -> list[Notification]:
     """The agent who asked for an issuance hears how it ended: issued, refused, or waiting for
     a person (DEFERRED: the outcome is unknown and someone must look, never "failed")."""
-    from integrations.work import WorkState
+    from integrations.work.item import WorkState
 
     state = issuance.state
     quote = issuance.insurer_quote

@@ -90,7 +90,7 @@ REFUSAL_CODES = {
 }
 STATUS_WORDS = {"ACTIVE": "YURURLUKTE", "CANCELLED": "IPTAL", "EXPIRED": "SURESI_DOLDU"}
 # Platform cover -> Boğaziçi's code and name (the platform maps the codes back:
-# integrations.coverages.COMMON_ALIASES).
+# integrations.answers.coverages.COMMON_ALIASES).
 COVERAGES: dict[str, tuple[str, str]] = {
     "bodily_injury": ("SAKATLANMA_OLUM", "Sakatlanma ve Ölüm (kişi başı)"),
     "medical": ("TEDAVI", "Tedavi Masrafları (kişi başı)"),

@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from django_q import admin as django_q_admin
 from django_q.models import Failure, Schedule, Success
 
-from integrations.work import WorkState
+from integrations.work.item import WorkState
 from sync.models import SyncItem, SyncRun
 from sync.services import DEAD_STATES, OPEN_STATES, dead_letters_replay, sync_run_enqueue, sync_run_start
 

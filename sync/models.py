@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from integrations.work import WorkItem
+from integrations.work.item import WorkItem
 
 
 class SyncRun(models.Model):

@@ -1,7 +1,7 @@
 """The platform's history kept bounded: the attempt log, its minute sums, budget buckets, sync items.
 
 It lives in `sync`, the layer that knows both the integration core's tables and its own work
-records; `integrations.retention` does the attempt side and never reaches up here.
+records; `integrations.attempts.retention` does the attempt side and never reaches up here.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from integrations.retention import Retention, attempt_history_prune, delete_in_batches
-from integrations.work import WorkState
+from integrations.attempts.retention import Retention, attempt_history_prune, delete_in_batches
+from integrations.work.item import WorkState
 from sync.models import SyncItem
 
 

@@ -24,11 +24,13 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, F, Max, Min, QuerySet
 from django.utils import timezone
 
-from integrations.engine import Outcome
+from integrations.answers.taxonomy import ErrorKind, InsurerError
+from integrations.calling.calls import endpoint_for_account, insurer_operation_run
+from integrations.calling.engine import Outcome
 from integrations.operations import Operation
-from integrations.policies import RetryPolicy, policy_for
-from integrations.services.calls import endpoint_for_account, insurer_operation_run
-from integrations.services.work import (
+from integrations.retry_policies import RetryPolicy, policy_for
+from integrations.work.item import WorkItem, WorkState
+from integrations.work.services import (
     WorkKind,
     work_claim,
     work_mark_submitted,
@@ -39,8 +41,6 @@ from integrations.services.work import (
     work_stop_event,
     work_try,
 )
-from integrations.taxonomy import ErrorKind, InsurerError
-from integrations.work import WorkItem, WorkState
 from notifications.services import notify_policy_ended
 from quotes.models import Issuance, Policy
 from quotes.services.issuance import issuance_replay_prepare

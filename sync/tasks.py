@@ -6,7 +6,7 @@ The retry decision is the services' (from the error taxonomy), never the queue's
 
 from __future__ import annotations
 
-from integrations import retention as attempt_history
+from integrations.attempts import retention as attempt_history
 from sync import retention, services
 from sync.models import SyncRun
 

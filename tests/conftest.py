@@ -46,7 +46,7 @@ def sandbox(sandbox_servers: dict) -> Iterator[dict]:
 @pytest.fixture
 def endpoint_for(sandbox: dict) -> Callable:
     """An `Endpoint` for one insurer in the sandbox, as agency ACENTE1 (or the n-th agency)."""
-    from integrations.services.calls import Endpoint
+    from integrations.calling.calls import Endpoint
     from sandbox import DEFAULT_ACCOUNTS
 
     def make(code: str, agency: int = 0) -> Endpoint:
@@ -64,7 +64,7 @@ def endpoint_for(sandbox: dict) -> Callable:
 @pytest.fixture
 def seeded_accounts(db, sandbox: dict):
     """Insurers and both sample agencies' accounts stored in the database, pointing at the sandbox."""
-    from integrations.services.setup import demo_data_seed
+    from integrations.demo import demo_data_seed
     from sandbox import DEFAULT_ACCOUNTS
 
     return demo_data_seed(

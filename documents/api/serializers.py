@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from integrations.work import WorkState
+from integrations.work.item import WorkState
 from quotes.api.serializers import MaskedTextField
 
 

@@ -25,12 +25,12 @@ from integrations.adapters.base import (
     text,
 )
 from integrations.adapters.registry import register
-from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
-from integrations.coverages import coverage_entry, installment_entry, read_entries
+from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
+from integrations.answers.results import PDF_MAGIC, Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.taxonomy import ErrorKind, Reason, Refusal
+from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
-from integrations.results import PDF_MAGIC, Address, Document, Policy, PolicyStatus, Quote
-from integrations.taxonomy import ErrorKind, Reason, Refusal
-from integrations.waits import hint_from_retry_after
+from integrations.pacing.waits import hint_from_retry_after
 
 logger = logging.getLogger(__name__)
 

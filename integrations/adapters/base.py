@@ -15,9 +15,9 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from integrations.channel import Channel, Reply
-from integrations.results import MAX_PREMIUM, Address, Document, Policy, Quote
-from integrations.taxonomy import ErrorKind, Refusal
+from integrations.answers.results import MAX_PREMIUM, Address, Document, Policy, Quote
+from integrations.answers.taxonomy import ErrorKind, Refusal
+from integrations.calling.channel import Channel, Reply
 
 # What an answer without an insurer code of its own means, by HTTP status.
 GENERIC_STATUS_KINDS: dict[int, ErrorKind] = {

@@ -29,12 +29,12 @@ from defusedxml import DefusedXmlException
 
 from integrations.adapters.base import InsurerAdapter, parse_money, parse_policy_date, parse_utc, status_refusal
 from integrations.adapters.registry import register
-from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
-from integrations.classification import classify
-from integrations.coverages import coverage_entry, installment_entry, read_entries
-from integrations.results import Address, Document, Policy, PolicyStatus, Quote
-from integrations.taxonomy import ErrorClass, ErrorKind, Reason, Refusal, WaitHint
-from integrations.waits import parse_delay_seconds
+from integrations.answers.classification import classify
+from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
+from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, Reason, Refusal, WaitHint
+from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
+from integrations.pacing.waits import parse_delay_seconds
 
 T = TypeVar("T")
 

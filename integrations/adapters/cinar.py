@@ -37,11 +37,11 @@ from integrations.adapters.base import (
     text,
 )
 from integrations.adapters.registry import register
-from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
-from integrations.coverages import coverage_entry, installment_entry, read_entries
-from integrations.results import Address, Document, Policy, PolicyStatus, Quote
-from integrations.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
-from integrations.waits import hint_from_retry_after, parse_delay_seconds
+from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
+from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
+from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
+from integrations.pacing.waits import hint_from_retry_after, parse_delay_seconds
 
 T = TypeVar("T")
 

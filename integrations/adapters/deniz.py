@@ -42,12 +42,12 @@ from integrations.adapters.base import (
     text,
 )
 from integrations.adapters.registry import register
-from integrations.channel import MAX_DOCUMENT_RESPONSE_BYTES, Call, Channel, Reply
-from integrations.coverages import coverage_entry, installment_entry, read_entries
+from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
+from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
+from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, Call, Channel, Reply
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
-from integrations.results import Address, Document, Policy, PolicyStatus, Quote
-from integrations.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
-from integrations.waits import hint_from_retry_after, parse_reset_epoch
+from integrations.pacing.waits import hint_from_retry_after, parse_reset_epoch
 
 logger = logging.getLogger(__name__)
 

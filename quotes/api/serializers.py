@@ -15,7 +15,7 @@ from rest_framework import serializers
 
 from integrations.masking import mask_identities_in_text, mask_identity
 from integrations.models import CLASS_CHOICES, KIND_CHOICES, PRODUCT_CHOICES
-from integrations.work import WorkState
+from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Policy, QuoteRequest
 
 

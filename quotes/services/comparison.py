@@ -1,7 +1,7 @@
 """Quotes side by side: rows are coverages, columns are insurers, the cheapest marked.
 
 An agent advises a customer with this, so it compares like with like: each adapter has already
-mapped its insurer's coverage codes onto the platform's vocabulary (`integrations.coverages`),
+mapped its insurer's coverage codes onto the platform's vocabulary (`integrations.answers.coverages`),
 and a cover one insurer lists and another does not shows as "not covered" in that column,
 never as a blank an agent might read as "included".
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from integrations.coverages import coverage_entry, coverage_sort_key
+from integrations.answers.coverages import coverage_entry, coverage_sort_key
 from quotes.models import InsurerQuote, QuoteRequest
 
 # A cell whose insurer does not list the cover at all (a limit of None means "unlimited").

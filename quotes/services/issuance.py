@@ -30,12 +30,14 @@ from django.utils import timezone
 
 from documents.services import document_request
 from insurehub.errors import Conflict
-from integrations import results
+from integrations.answers import results
+from integrations.answers.taxonomy import ErrorKind, InsurerError
+from integrations.calling.calls import endpoint_for_account, insurer_operation_run, new_reference
+from integrations.calling.engine import Outcome
 from integrations.credentials import decrypt_secret, encrypt_secret
-from integrations.engine import Outcome
-from integrations.policies import policy_for
-from integrations.services.calls import endpoint_for_account, insurer_operation_run, new_reference
-from integrations.services.work import (
+from integrations.retry_policies import policy_for
+from integrations.work.item import WorkState
+from integrations.work.services import (
     WorkKind,
     work_claim,
     work_mark_submitted,
@@ -46,8 +48,6 @@ from integrations.services.work import (
     work_stop_event,
     work_try,
 )
-from integrations.taxonomy import ErrorKind, InsurerError
-from integrations.work import WorkState
 from notifications.services import notify_issuance_outcome
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services.policies import policy_period_store

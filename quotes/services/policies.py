@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from integrations import results
+from integrations.answers import results
 from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
 from quotes.models import Policy

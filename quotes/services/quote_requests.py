@@ -15,13 +15,13 @@ from agencies.models import Agency
 from customers.models import Customer
 from customers.services import customer_identity_conflict
 from insurehub.errors import Invalid, NoActiveAgency
-from integrations.engine import Outcome
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, plain_message
+from integrations.calling.calls import endpoint_for_account, insurer_operation_run
+from integrations.calling.engine import Outcome
 from integrations.masking import mask_and_cut
 from integrations.models import InsurerAccount
 from integrations.operations import QUOTE_OPERATION, Operation, Product
-from integrations.policies import policy_for
-from integrations.services.calls import endpoint_for_account, insurer_operation_run
-from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, plain_message
+from integrations.retry_policies import policy_for
 from quotes.models import InsurerQuote, QuoteRequest
 from quotes.validation import validate_fields
 

@@ -19,7 +19,7 @@ from django.utils.http import urlencode
 from django_htmx.http import HttpResponseClientRedirect
 
 from integrations.masking import mask_identity
-from integrations.work import WorkState
+from integrations.work.item import WorkState
 
 PAGE_SIZE = 25
 # Issuance states after which nothing changes without a human: the status fragment stops polling.

@@ -18,7 +18,7 @@ from customers.models import Customer
 from customers.selectors import customer_choices
 from customers.services import customer_create
 from insurehub.desk_errors import desk_errors
-from integrations.work import WorkState
+from integrations.work.item import WorkState
 from quotes import selectors
 from quotes.forms import PRODUCTS, QUOTE_FORMS
 from quotes.models import QuoteRequest

@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from integrations.classification import clear_mapping_cache
+from integrations.answers.classification import clear_mapping_cache
+from integrations.calling.calls import insurer_operation_run
 from integrations.models import AdminChange, Attempt, ErrorMapping
-from integrations.services.calls import insurer_operation_run
 from tests import samples
 
 pytestmark = [pytest.mark.browser]

@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from console.metrics import metric_families
+from integrations.answers.taxonomy import ErrorClass, ErrorKind
 from integrations.models import Attempt, InsurerAccount, SendRateState
-from integrations.taxonomy import ErrorClass, ErrorKind
 
 RULES_FILE = Path(__file__).resolve().parents[2] / "ops" / "prometheus" / "alerts.yml"
 DURATION = re.compile(r"^\d+[smhdwy]$")

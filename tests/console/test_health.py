@@ -18,12 +18,12 @@ from console.health import (
     provider_code_conclusions,
     unknown_codes_seen,
 )
-from integrations.classification import clear_mapping_cache
+from integrations.answers.classification import clear_mapping_cache
+from integrations.calling.calls import insurer_operation_run
 from integrations.models import AdminChange, Attempt, ErrorMapping, InsurerAccount
-from integrations.ratecontrol import RETRY_BUDGET_RESERVE
-from integrations.services.calls import insurer_operation_run
-from integrations.sharedstate import shared_state
-from integrations.work import WorkState
+from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE
+from integrations.pacing.shared_state import shared_state
+from integrations.work.item import WorkState
 from tests import samples
 
 pytestmark = pytest.mark.django_db

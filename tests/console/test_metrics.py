@@ -17,9 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from integrations.adapters.registry import registered_codes
 from integrations.models import Attempt, InsurerAccount, SendRateState
 from integrations.operations import Operation
-from integrations.ratecontrol import RETRY_BUDGET_RESERVE
-from integrations.sharedstate import shared_state
-from integrations.work import WorkState
+from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE
+from integrations.pacing.shared_state import shared_state
+from integrations.work.item import WorkState
 from sandbox import DEFAULT_ACCOUNTS
 from tests import samples
 

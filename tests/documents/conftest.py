@@ -12,7 +12,7 @@ from django.contrib.auth.models import Permission
 from documents.models import PolicyDocument
 from integrations.adapters.registry import registered_codes
 from integrations.models import Insurer, OperationPolicy
-from integrations.policies import clear_policy_cache
+from integrations.retry_policies import clear_policy_cache
 from quotes.models import Policy
 from quotes.services import issuance as issuance_service
 from quotes.services import quote_requests

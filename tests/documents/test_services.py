@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from documents import services
 from documents.models import PolicyDocument
-from integrations.services.calls import endpoint_for_account, insurer_operation_run
+from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from quotes.models import Policy
 from tests.conftest import wait_until
 from tests.documents.conftest import INSURERS

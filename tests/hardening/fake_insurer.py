@@ -21,8 +21,8 @@ from urllib3.util import Url
 
 from integrations.adapters.base import InsurerAdapter
 from integrations.adapters.registry import adapter_class
-from integrations.channel import CallContext, Channel
-from integrations.recording import BufferedRecorder
+from integrations.attempts.recording import BufferedRecorder
+from integrations.calling.channel import CallContext, Channel
 from sandbox import DEFAULT_ACCOUNTS
 
 BASE_URL = "http://insurer.test"

@@ -29,11 +29,11 @@ from stdnum.tr import vkn
 from integrations.adapters.bogazici import BS_NS, SOAP_NS
 from integrations.adapters.cinar import clear_token_cache
 from integrations.adapters.registry import registered_codes
-from integrations.channel import Reply
+from integrations.answers.results import Address, Policy, PolicyStatus, Quote
+from integrations.answers.taxonomy import KIND_CLASS, ErrorClass, ErrorKind, InsurerError
+from integrations.attempts.recording import MAX_RAW_SAMPLE
+from integrations.calling.channel import Reply
 from integrations.masking import raw_sample
-from integrations.recording import MAX_RAW_SAMPLE
-from integrations.results import Address, Policy, PolicyStatus, Quote
-from integrations.taxonomy import KIND_CLASS, ErrorClass, ErrorKind, InsurerError
 from tests import samples
 from tests.hardening.fake_insurer import Answer, FakeInsurerTransport, adapter_over
 

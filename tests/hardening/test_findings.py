@@ -9,7 +9,7 @@ import pytest
 
 from integrations.adapters.bogazici import BS_NS, SOAP_NS
 from integrations.adapters.cinar import clear_token_cache
-from integrations.taxonomy import ErrorClass, InsurerError
+from integrations.answers.taxonomy import ErrorClass, InsurerError
 from tests import samples
 from tests.hardening.fake_insurer import Answer, FakeInsurerTransport, adapter_over
 

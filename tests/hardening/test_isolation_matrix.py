@@ -55,7 +55,7 @@ from rest_framework.test import APIClient
 from customers.models import Customer
 from documents.models import PolicyDocument
 from integrations.models import InsurerAccount
-from integrations.work import WorkState
+from integrations.work.item import WorkState
 from notifications.models import Notification
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 from sync.models import SyncItem, SyncRun

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import requests
 
-from integrations.channel import NOT_SENT, Call, CallContext, Channel
-from integrations.recording import BufferedRecorder
-from integrations.services.calls import Endpoint
-from integrations.taxonomy import InsurerError
+from integrations.answers.taxonomy import InsurerError
+from integrations.attempts.recording import BufferedRecorder
+from integrations.calling.calls import Endpoint
+from integrations.calling.channel import NOT_SENT, Call, CallContext, Channel
 
 API_KEY = "ak-live-7f3c9e1d5b"
 BEARER = "eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.sig"

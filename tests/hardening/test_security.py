@@ -28,9 +28,9 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from rest_framework.test import APIClient
 
 from integrations.adapters.cinar import clear_token_cache
+from integrations.answers.taxonomy import ErrorClass, InsurerError
+from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from integrations.models import Attempt, InsurerAccount
-from integrations.services.calls import endpoint_for_account, insurer_operation_run
-from integrations.taxonomy import ErrorClass, InsurerError
 from quotes.models import Issuance
 from sandbox import DEFAULT_ACCOUNTS
 from tests import samples
@@ -363,7 +363,7 @@ def test_credentials_never_reach_logs_errors_or_attempt_rows(seeded_accounts, sa
         outcomes.append(insurer_operation_run(endpoint=endpoint, operation="trafik_quote", data=samples.TRAFIK))
         sandbox[code].state.clear_faults()
     # Wrong credentials: the insurer's refusal and our error must not echo what was sent.
-    from integrations.services.calls import Endpoint
+    from integrations.calling.calls import Endpoint
 
     for code, accounts in DEFAULT_ACCOUNTS.items():
         wrong = {k: f"{v}-wrong" for k, v in accounts[0]["credentials"].items()}

@@ -20,7 +20,7 @@ from integrations.models import (
     RetryBudgetState,
 )
 from integrations.operations import Operation
-from integrations.policies import (
+from integrations.retry_policies import (
     DEFAULT_POLICIES,
     POLICY_CACHE_SECONDS,
     clear_policy_cache,

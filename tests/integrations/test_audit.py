@@ -18,7 +18,7 @@ from agencies.models import Agency, AgentProfile
 from integrations.admin import POLICY_TUNABLES
 from integrations.audit import SYSTEM_ACTOR, error_mapping_classify
 from integrations.models import AdminChange, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
-from integrations.policies import clear_policy_cache
+from integrations.retry_policies import clear_policy_cache
 from sandbox import DEFAULT_ACCOUNTS
 
 pytestmark = pytest.mark.django_db

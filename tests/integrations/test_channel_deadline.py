@@ -15,9 +15,9 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from integrations.channel import Call, CallContext, Channel, Reply
-from integrations.recording import BufferedRecorder
-from integrations.taxonomy import ErrorKind, InsurerError
+from integrations.answers.taxonomy import ErrorKind, InsurerError
+from integrations.attempts.recording import BufferedRecorder
+from integrations.calling.channel import Call, CallContext, Channel, Reply
 
 # (seconds to wait first, bytes to write) — the answer as the insurer puts it on the wire.
 Script = Sequence[tuple[float, bytes]]

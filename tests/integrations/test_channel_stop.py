@@ -12,10 +12,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from integrations import channel
-from integrations.channel import WORKER_STOPPED, Call, ExchangeStopped, exchanges_stop, exchanges_stoppable
-from integrations.recording import BufferedRecorder
-from tests.integrations.test_channel_deadline import BODY, TrickleServer, _channel, _read_json, _status_and_headers
+from integrations.attempts.recording import BufferedRecorder
+from integrations.calling import channel
+from integrations.calling.channel import WORKER_STOPPED, Call, ExchangeStopped, exchanges_stop, exchanges_stoppable
+from tests.integrations.test_channel_deadline import (
+    BODY,
+    TrickleServer,
+    _channel,
+    _read_json,
+    _status_and_headers,
+)
 
 # The insurer's answer comes this long after the request: far past any cut.
 SLOW_ANSWER_SECONDS = 3.0

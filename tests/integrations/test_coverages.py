@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from integrations.coverages import coverage_entry, installment_entry, read_entries
+from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
 
 
 def test_an_unreadable_entry_is_skipped_and_logged_the_rest_kept(caplog):

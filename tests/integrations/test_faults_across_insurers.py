@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from integrations.adapters.registry import registered_codes
+from integrations.calling.calls import insurer_operation_run, new_reference
 from integrations.models import Attempt, Insurer, OperationPolicy
-from integrations.policies import clear_policy_cache
-from integrations.services.calls import insurer_operation_run, new_reference
+from integrations.retry_policies import clear_policy_cache
 from tests import samples
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""The send rate's slot arithmetic exists three times — Python (`ratecontrol.gcra_reserve`), SQL
+"""The send rate's slot arithmetic exists three times — Python (`arithmetic.gcra_reserve`), SQL
 (the database backend) and Lua (the Redis backend). Random sequences hold them to one answer."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from integrations.ratecontrol import gcra_reserve
-from integrations.sharedstate import _RESERVE_STEP, DatabaseSharedState, RedisSharedState
+from integrations.pacing.arithmetic import gcra_reserve
+from integrations.pacing.shared_state import _RESERVE_STEP, DatabaseSharedState, RedisSharedState
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from integrations.ratecontrol import (
+from integrations.pacing.arithmetic import (
     RETRY_BUDGET_REFILL_PER_SECOND,
     RETRY_BUDGET_RESERVE,
     RateState,

@@ -18,9 +18,7 @@ from console.health import (
     insurer_health,
     provider_code_conclusions,
 )
-from integrations.models import Attempt, AttemptMinute, RetryBudgetBucket
-from integrations.ratecontrol import BUDGET_BUCKET_SECONDS
-from integrations.retention import (
+from integrations.attempts.retention import (
     ALL_TIME_MINUTE,
     ROLLUP_LAG,
     Retention,
@@ -29,6 +27,8 @@ from integrations.retention import (
     attempts_prune,
     rolled_until,
 )
+from integrations.models import Attempt, AttemptMinute, RetryBudgetBucket
+from integrations.pacing.arithmetic import BUDGET_BUCKET_SECONDS
 from tests.console.test_metrics import operator
 
 pytestmark = pytest.mark.django_db

@@ -14,14 +14,14 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from integrations.ratecontrol import (
+from integrations.pacing.arithmetic import (
     RETRY_BUDGET_REFILL_PER_SECOND,
     RETRY_BUDGET_RESERVE,
     RETRY_COST,
     TOKEN_TOLERANCE,
     budget_tokens_after,
 )
-from integrations.sharedstate import _BUDGET_STEP, _TOKENS_READ, DatabaseSharedState, RedisSharedState
+from integrations.pacing.shared_state import _BUDGET_STEP, _TOKENS_READ, DatabaseSharedState, RedisSharedState
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from documents.models import PolicyDocument
-from integrations.services.work import retry_permit
-from integrations.taxonomy import ErrorKind
+from integrations.answers.taxonomy import ErrorKind
+from integrations.work.services import retry_permit
 
 
 @pytest.mark.parametrize(

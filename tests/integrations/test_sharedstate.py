@@ -8,10 +8,11 @@ import time
 
 import pytest
 
-from integrations.pacing import SharedRetryBudget, SharedSendRate
-from integrations.policies import default_policy
-from integrations.ratecontrol import RETRY_BUDGET_RESERVE, WINDOW_ATTEMPTS
-from integrations.sharedstate import DatabaseSharedState, RedisSharedState
+from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE, WINDOW_ATTEMPTS
+from integrations.pacing.retry_budget import SharedRetryBudget
+from integrations.pacing.send_rate import SharedSendRate
+from integrations.pacing.shared_state import DatabaseSharedState, RedisSharedState
+from integrations.retry_policies import default_policy
 
 # Committed transactions: the threads below each use their own database connection.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-from integrations.taxonomy import KIND_CLASS, ErrorClass, ErrorKind, InsurerError, WaitHint
+from integrations.answers.taxonomy import KIND_CLASS, ErrorClass, ErrorKind, InsurerError, WaitHint
 
 
 def test_every_kind_has_exactly_one_class():

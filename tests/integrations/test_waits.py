@@ -9,8 +9,8 @@ from email.utils import format_datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from integrations.taxonomy import WaitHint
-from integrations.waits import (
+from integrations.answers.taxonomy import WaitHint
+from integrations.pacing.waits import (
     MAX_SIGNALLED_WAIT,
     full_jitter_backoff,
     parse_reset_epoch,

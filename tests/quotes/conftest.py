@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 
 from agencies.models import Agency, AgentProfile
 from integrations.models import Insurer, OperationPolicy
-from integrations.policies import clear_policy_cache
+from integrations.retry_policies import clear_policy_cache
 from tests.throttles import fresh_api_throttles  # noqa: F401 - an autouse fixture
 
 

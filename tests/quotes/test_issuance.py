@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
-from integrations.services.work import work_reclaim_expired
+from integrations.work.services import work_reclaim_expired
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
@@ -99,7 +99,7 @@ def test_worker_killed_mid_call_is_resumed_with_a_lookup(agents, sandbox, quick_
     )
     # Simulate the worker dying right after sending: the record is IN_FLIGHT, marked maybe-sent, lease gone.
     Issuance.objects.filter(pk=issuance.pk).update(state="IN_FLIGHT", maybe_sent=True, lease_expires_at=timezone.now())
-    from integrations.services.calls import endpoint_for_account, insurer_operation_run
+    from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 
     row = issuance.insurer_quote
     insurer_operation_run(

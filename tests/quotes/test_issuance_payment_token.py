@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
 from integrations.credentials import decrypt_secret
-from integrations.work import WorkState
+from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Issuance
 from quotes.services import issuance as svc
 from sandbox.domain import DECLINED_PAYMENT_TOKEN

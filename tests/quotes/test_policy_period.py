@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
-from integrations.results import Policy as PolicyResult
-from integrations.results import PolicyStatus
+from integrations.answers.results import Policy as PolicyResult
+from integrations.answers.results import PolicyStatus
 from quotes.models import Policy
 from quotes.services.policies import policy_period_store
 

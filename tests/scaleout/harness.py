@@ -142,10 +142,10 @@ def redis_flush() -> None:
 
 def reset_shared_state_cache() -> None:
     """Forget the process's shared-state client (it reconnects to Redis by itself; this is for tidiness)."""
-    import integrations.sharedstate as sharedstate
+    from integrations.pacing import shared_state
 
-    with sharedstate._state_lock:
-        sharedstate._state = None
+    with shared_state._state_lock:
+        shared_state._state = None
 
 
 # --- the sandbox ----------------------------------------------------------------------------------------
@@ -237,7 +237,7 @@ def quick_policies(**per_operation: Mapping[str, Any]) -> None:
     the clusters.
     """
     from integrations.models import Insurer, OperationPolicy
-    from integrations.policies import clear_policy_cache
+    from integrations.retry_policies import clear_policy_cache
 
     for insurer in Insurer.objects.all():
         for operation, values in per_operation.items():
@@ -406,7 +406,7 @@ def budget_bound(*, first_attempts: int, ratio: float, seconds: float, throttled
     as seen; so is one extra call per record whose worker was killed mid-call (its lease
     brought it back).
     """
-    from integrations.ratecontrol import RETRY_BUDGET_REFILL_PER_SECOND, RETRY_BUDGET_RESERVE
+    from integrations.pacing.arithmetic import RETRY_BUDGET_REFILL_PER_SECOND, RETRY_BUDGET_RESERVE
 
     refill = math.ceil(RETRY_BUDGET_REFILL_PER_SECOND * seconds)
     return math.floor(first_attempts * (1 + ratio)) + int(RETRY_BUDGET_RESERVE) + refill + throttled + reclaimed
@@ -442,7 +442,7 @@ def world(engines, transactional_db, seeded_accounts, sandbox) -> dict:
     and shared state, the platform's schedules (the work pump) as `ensure_schedules` makes them."""
     from django_q.models import Schedule
 
-    from integrations.policies import clear_policy_cache
+    from integrations.retry_policies import clear_policy_cache
     from sync.schedules import ensure_schedules
 
     redis_flush()

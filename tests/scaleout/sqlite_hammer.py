@@ -24,16 +24,16 @@ def main() -> None:
     from django.db import OperationalError, connection
     from django.utils import timezone
 
+    from integrations.answers.taxonomy import ErrorKind, InsurerError
     from integrations.models import Attempt
-    from integrations.policies import default_policy
-    from integrations.services.work import (
+    from integrations.pacing.shared_state import DatabaseSharedState
+    from integrations.retry_policies import default_policy
+    from integrations.work.services import (
         work_claim,
         work_mark_retry,
         work_mark_submitted,
         work_promote_one,
     )
-    from integrations.sharedstate import DatabaseSharedState
-    from integrations.taxonomy import ErrorKind, InsurerError
     from sync.models import SyncItem
 
     threads, key = int(sys.argv[1]), sys.argv[2]

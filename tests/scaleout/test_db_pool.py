@@ -7,7 +7,7 @@ import threading
 import pytest
 from django.db import connection
 
-from integrations.services.calls import endpoint_resolve, insurer_operation_run
+from integrations.calling.calls import endpoint_resolve, insurer_operation_run
 from tests.conftest import in_forked_child
 
 pytestmark = [pytest.mark.scaleout, pytest.mark.django_db(transaction=True)]

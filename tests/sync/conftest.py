@@ -8,7 +8,7 @@ import pytest
 
 from integrations.adapters.registry import registered_codes
 from integrations.models import Insurer, InsurerAccount, OperationPolicy
-from integrations.policies import clear_policy_cache
+from integrations.retry_policies import clear_policy_cache
 from quotes.models import Policy
 
 CODES = registered_codes()

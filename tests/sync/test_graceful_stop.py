@@ -26,11 +26,11 @@ from django_q.tasks import async_task
 
 from agencies.models import Agency, AgentProfile
 from integrations.adapters.registry import registered_codes
-from integrations.channel import WORKER_STOPPED
+from integrations.calling.channel import WORKER_STOPPED
 from integrations.models import Attempt, Insurer, OperationPolicy
-from integrations.policies import clear_policy_cache
-from integrations.services.work import work_promote_due
-from integrations.work import WorkState
+from integrations.retry_policies import clear_policy_cache
+from integrations.work.item import WorkState
+from integrations.work.services import work_promote_due
 from quotes.models import Issuance, Policy
 from quotes.services import issuance as issuance_services
 from quotes.services import quote_requests

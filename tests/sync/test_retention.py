@@ -9,9 +9,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from integrations.attempts.retention import ALL_TIME_MINUTE
 from integrations.models import Attempt, AttemptMinute
-from integrations.retention import ALL_TIME_MINUTE
-from integrations.work import WorkState
+from integrations.work.item import WorkState
 from sync import tasks
 from sync.models import SyncItem, SyncRun
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from integrations.ratecontrol import RETRY_BUDGET_RESERVE
-from integrations.services.work import BUDGET_SPENT_MESSAGE, work_promote_due
+from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE
+from integrations.work.services import BUDGET_SPENT_MESSAGE, work_promote_due
 from sync import services as svc
 from sync.models import SyncItem, SyncRun
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
-from integrations.services.work import work_claim
+from integrations.work.services import work_claim
 from quotes.models import Policy
 from sync import services as svc
 from sync.models import SyncItem, SyncRun

@@ -13,12 +13,12 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from agencies.models import Agency, AgentProfile
-from integrations.channel import WORKER_STOPPED, ExchangeStopped
-from integrations.engine import Outcome
-from integrations.policies import policy_for
-from integrations.services import work
-from integrations.services.work import WorkKind, retry_permit, work_claim, work_try
-from integrations.work import WorkState
+from integrations.calling.channel import WORKER_STOPPED, ExchangeStopped
+from integrations.calling.engine import Outcome
+from integrations.retry_policies import policy_for
+from integrations.work import services as work
+from integrations.work.item import WorkState
+from integrations.work.services import WorkKind, retry_permit, work_claim, work_try
 from quotes.models import Issuance
 from quotes.services import issuance as issuance_services
 from quotes.services import quote_requests

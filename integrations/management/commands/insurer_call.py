@@ -12,8 +12,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from integrations.adapters.registry import registered_codes
+from integrations.calling.calls import endpoint_resolve, insurer_operation_run, new_reference
 from integrations.operations import Operation
-from integrations.services.calls import endpoint_resolve, insurer_operation_run, new_reference
 
 
 def _json_object(text: str, option: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agencies.models import Agency, AgentProfile
-from integrations.services.setup import demo_data_seed, demo_manifest_parse
+from integrations.demo import demo_data_seed, demo_manifest_parse
 
 DEMO_LOGINS = (("ajan1", "ACENTE1"), ("ajan2", "ACENTE2"))
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from integrations.taxonomy import ErrorKind
+from integrations.answers.taxonomy import ErrorKind
 from quotes.models import Issuance
 from sync.models import SyncItem
 from sync.services import dead_letters_replay

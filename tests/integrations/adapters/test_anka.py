@@ -8,10 +8,10 @@ from decimal import Decimal
 
 import pytest
 
-from integrations.coverages import COVERAGE_NAMES_TR
+from integrations.answers.coverages import COVERAGE_NAMES_TR
+from integrations.answers.results import PolicyStatus
+from integrations.calling.calls import insurer_operation_run, new_reference
 from integrations.models import Attempt
-from integrations.results import PolicyStatus
-from integrations.services.calls import insurer_operation_run, new_reference
 from sandbox import domain
 from tests import samples
 
@@ -312,7 +312,7 @@ def test_unknown_code_gets_two_attempts_and_a_loud_log(endpoint_for, sandbox, re
 
 def test_admin_mapping_overrides_the_adapter_table(endpoint_for, sandbox, seeded_accounts):
     """An admin's mapping of a raw code wins over the adapter's own table, without a deploy."""
-    from integrations.classification import clear_mapping_cache
+    from integrations.answers.classification import clear_mapping_cache
     from integrations.models import ErrorMapping, Insurer
 
     ErrorMapping.objects.create(

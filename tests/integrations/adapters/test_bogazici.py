@@ -14,12 +14,12 @@ import defusedxml.ElementTree as safe_xml
 import pytest
 
 from integrations.adapters.bogazici import BS_NS, SOAP_NS, soap_envelope
-from integrations.engine import Outcome
+from integrations.answers.results import Document, PolicyStatus
+from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.calling.calls import insurer_operation_run
+from integrations.calling.engine import Outcome
 from integrations.models import Attempt, Insurer, OperationPolicy
-from integrations.policies import clear_policy_cache
-from integrations.results import Document, PolicyStatus
-from integrations.services.calls import insurer_operation_run
-from integrations.taxonomy import ErrorClass, ErrorKind
+from integrations.retry_policies import clear_policy_cache
 from sandbox.bogazici import Bogazici
 from sandbox.domain import policy_pdf
 from tests import samples

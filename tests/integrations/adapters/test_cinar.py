@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from integrations.adapters import cinar
-from integrations.channel import CallContext, Channel
+from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.attempts.recording import BufferedRecorder
+from integrations.calling.calls import insurer_operation_run, new_reference
+from integrations.calling.channel import CallContext, Channel
 from integrations.models import Attempt, Insurer, OperationPolicy
-from integrations.policies import clear_policy_cache
-from integrations.recording import BufferedRecorder
-from integrations.results import Address, Document, Policy, PolicyStatus, Quote
-from integrations.services.calls import insurer_operation_run, new_reference
-from integrations.taxonomy import ErrorClass, ErrorKind
+from integrations.retry_policies import clear_policy_cache
 from sandbox import domain
 from sandbox.cinar import Cinar
 from tests import samples
@@ -514,7 +514,7 @@ def test_token_answer_without_success_flag_is_read():
     """The contract's token answer is the bare `{access_token, expires_in}` object; the sandbox adds `success`."""
     from requests.structures import CaseInsensitiveDict
 
-    from integrations.channel import Reply
+    from integrations.calling.channel import Reply
 
     reply = Reply(
         200, CaseInsensitiveDict({"Content-Type": "application/json"}), b'{"access_token": "t", "expires_in": 300}'

@@ -12,14 +12,14 @@ from decimal import Decimal
 import pytest
 
 from integrations.adapters.deniz import ERROR_TABLE, DenizAdapter
-from integrations.channel import CallContext, Channel
-from integrations.coverages import COVERAGE_NAMES_TR
+from integrations.answers.coverages import COVERAGE_NAMES_TR
+from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.attempts.recording import BufferedRecorder
+from integrations.calling.calls import insurer_operation_run, new_reference
+from integrations.calling.channel import CallContext, Channel
 from integrations.models import Attempt, Insurer, OperationPolicy
-from integrations.policies import clear_policy_cache
-from integrations.recording import BufferedRecorder
-from integrations.results import Address, Document, Policy, PolicyStatus, Quote
-from integrations.services.calls import insurer_operation_run, new_reference
-from integrations.taxonomy import ErrorClass, ErrorKind
+from integrations.retry_policies import clear_policy_cache
 from sandbox import deniz as deniz_sandbox
 from sandbox import domain
 from tests import samples
@@ -255,7 +255,7 @@ def test_bad_credentials_are_auth_permanent_after_one_attempt(run, endpoint_for)
 @pytest.fixture
 def reset_headers():
     """The X-RateLimit-Reset values Deniz sent, with when each answer arrived (read off the real session)."""
-    from integrations.channel import _session
+    from integrations.calling.channel import _session
 
     seen: list[tuple[float, float]] = []
 
@@ -521,7 +521,7 @@ def sent_headers():
     """(path, carried Authorization?) for every request the channel's session sent to Deniz."""
     from urllib.parse import urlsplit
 
-    from integrations.channel import _session
+    from integrations.calling.channel import _session
 
     seen: list[tuple[str, bool]] = []
 

@@ -10,8 +10,8 @@ import pytest
 
 from integrations.adapters.registry import registered_codes
 from integrations.models import Attempt, Insurer, OperationPolicy
-from integrations.policies import clear_policy_cache
-from integrations.sharedstate import shared_state
+from integrations.pacing.shared_state import shared_state
+from integrations.retry_policies import clear_policy_cache
 from tests import samples
 from tests.insurer_profiles import profile
 from tests.integrations.management.test_insurer_call import creds, probe

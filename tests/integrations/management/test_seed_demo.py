@@ -63,7 +63,7 @@ def test_the_demo_seed_never_imports_the_sandbox():
     """The sandbox is not shipped: the command and its service load without it."""
     code = (
         "import sys, django; django.setup();"
-        "import integrations.management.commands.seed_demo, integrations.services.setup;"
+        "import integrations.management.commands.seed_demo, integrations.demo;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sandbox'))"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "insurehub.settings.test"}

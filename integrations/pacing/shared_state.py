@@ -17,7 +17,7 @@ from typing import Protocol
 from django.conf import settings
 from django.db import connection
 
-from integrations.ratecontrol import (
+from integrations.pacing.arithmetic import (
     BUDGET_BUCKET_SECONDS,
     BUDGET_WINDOW_SECONDS,
     RETRY_BUDGET_REFILL_PER_SECOND,
@@ -64,7 +64,7 @@ class SharedState(Protocol):
 class DatabaseSharedState:
     # One statement each, atomic on its own (no explicit transaction, no read-then-write), so the
     # per-call cost stays low on SQLite and no lock is held between a read and a write.
-    # The slot arithmetic mirrors ratecontrol.gcra_reserve; RETURNING needs SQLite >= 3.35.
+    # The slot arithmetic mirrors arithmetic.gcra_reserve; RETURNING needs SQLite >= 3.35.
     _RESERVE_SQL = (
         "UPDATE integrations_sendratestate SET rate = {least}(rate, %s), "
         "tat = {greatest}(tat, {now}) + 1.0 / {least}(rate, %s) "
@@ -82,7 +82,7 @@ class DatabaseSharedState:
     )
 
     # The retry budget's token bucket, one row per insurer: refill, then the change, capped —
-    # ratecontrol.budget_tokens_after, term for term. An upsert, so the first call for an insurer
+    # arithmetic.budget_tokens_after, term for term. An upsert, so the first call for an insurer
     # creates its (full) bucket in the same statement. A spend that would leave less than
     # -TOKEN_TOLERANCE matches no row and returns nothing: refused, the row left as it was (the
     # refill is reckoned from `updated_at` next time, which comes to the same). `updated_at` never
@@ -260,7 +260,7 @@ class DatabaseSharedState:
 
 # Redis: each script is one atomic step, timed by Redis's own clock (`_REDIS_NOW`, kept apart
 # from each body so a test can run the same body at a time it sets).
-# One send slot (mirrors ratecontrol.gcra_reserve). KEYS[1]: the account's rate state; ARGV:
+# One send slot (mirrors arithmetic.gcra_reserve). KEYS[1]: the account's rate state; ARGV:
 # initial rate, ceiling, the longest wait taken (-1: any), burst.
 _RESERVE_STEP = """
 local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or ARGV[1])
@@ -306,7 +306,7 @@ _RESERVE = _REDIS_NOW + _RESERVE_STEP
 # One retry-budget step. KEYS[1]: the insurer's counter prefix; KEYS[2]: its token bucket.
 # ARGV: bucket seconds, buckets in the window, counter to add to, change ('' for none), capacity,
 # refill per second, and for a spend the lowest result it may leave ('' otherwise). The token
-# arithmetic mirrors ratecontrol.budget_tokens_after; a refused spend leaves the bucket as it was
+# arithmetic mirrors arithmetic.budget_tokens_after; a refused spend leaves the bucket as it was
 # and counts a denial. Floats are stored with 17 digits: a token count survives the round trip.
 _BUDGET_STEP = """
 local seconds, buckets, field = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
@@ -356,7 +356,7 @@ class RedisSharedState:
     ) -> None:
         import redis
 
-        from integrations.ratecontrol import WINDOW_ATTEMPTS, WINDOW_MAX_SECONDS, WINDOW_MIN_ATTEMPTS
+        from integrations.pacing.arithmetic import WINDOW_ATTEMPTS, WINDOW_MAX_SECONDS, WINDOW_MIN_ATTEMPTS
 
         self._redis = redis.Redis.from_url(url)
         self._reserve = self._redis.register_script(_RESERVE)

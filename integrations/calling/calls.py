@@ -9,14 +9,15 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from integrations.adapters.registry import adapter_class
-from integrations.channel import CallContext, Channel
-from integrations.engine import Outcome, RetryBudget, SendRate, run_operation
+from integrations.answers.taxonomy import InsurerError
+from integrations.attempts.recording import AttemptRecorder, DatabaseRecorder
+from integrations.calling.channel import CallContext, Channel
+from integrations.calling.engine import Outcome, RetryBudget, SendRate, run_operation
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import OPERATION_PRODUCT, Operation
-from integrations.pacing import SharedRetryBudget, SharedSendRate
-from integrations.policies import policy_for
-from integrations.recording import AttemptRecorder, DatabaseRecorder
-from integrations.taxonomy import InsurerError
+from integrations.pacing.retry_budget import SharedRetryBudget
+from integrations.pacing.send_rate import SharedSendRate
+from integrations.retry_policies import policy_for
 
 
 @dataclass(frozen=True, repr=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from integrations.taxonomy import ErrorKind
+from integrations.answers.taxonomy import ErrorKind
 from integrations.ttlcache import TtlCache
 
 MAPPING_CACHE_SECONDS = 5.0

@@ -1,4 +1,4 @@
-"""Transitions of durable work records (see `integrations.work`): atomic and guarded.
+"""Transitions of durable work records (see `integrations.work.item`): atomic and guarded.
 
 Every transition is a conditional UPDATE on the current state, so two workers can never both
 claim a record, and a record is never lost between states.
@@ -32,13 +32,14 @@ from django.db.models import F
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from integrations.channel import WORKER_STOPPED, ExchangeStopped, exchanges_stop, exchanges_stoppable
-from integrations.engine import NOT_SETTLED, Outcome, is_wait_not_failure, next_wait
-from integrations.policies import RetryPolicy
-from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError
-from integrations.work import WorkItem, WorkState
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError
+from integrations.calling.channel import WORKER_STOPPED, ExchangeStopped, exchanges_stop, exchanges_stoppable
+from integrations.calling.engine import NOT_SETTLED, Outcome, is_wait_not_failure, next_wait
+from integrations.retry_policies import RetryPolicy
+from integrations.work.item import WorkItem, WorkState
 
-logger = logging.getLogger(__name__)
+# The logger keeps the name it had before the module moved here: log shippers filter on it.
+logger = logging.getLogger("integrations.services.work")
 
 MAX_RAW_ANSWER = 4000
 # How long a durable retry waits when the insurer's retry budget is spent, and what it says meanwhile.
@@ -258,7 +259,7 @@ def retry_permit(item: WorkItem, *, insurer_code: str, looks_first: bool = False
     )
     if item.attempts == 0 or looks_first or waited:
         return "free"
-    from integrations.pacing import SharedRetryBudget
+    from integrations.pacing.retry_budget import SharedRetryBudget
 
     return "spent" if SharedRetryBudget().try_spend(insurer_code) else "denied"
 

@@ -1,7 +1,7 @@
 """Adaptive send rate per agency account, and the retry budget per insurer: the decisions.
 
 Both are shared by every worker on every machine; the state lives in a `SharedState`
-backend (the database, or Redis when configured — see `integrations.sharedstate`). This
+backend (the database, or Redis when configured — see `integrations.pacing.shared_state`). This
 module holds only the arithmetic, so it can be read, tested and benchmarked on its own.
 
 Send rate. We know each account's contracted rate, so we pace just under it rather than
@@ -139,7 +139,7 @@ def budget_tokens_after(
     `change` is a deposit (`ratio` for a successful first attempt), a refund (+1 for a retry
     that succeeded) or a spend (-RETRY_COST): a retry may go if the result is not below
     -TOKEN_TOLERANCE, and when it may not, the bucket is left as it was. Never above `capacity`. The SQL and Lua
-    in `integrations.sharedstate` compute exactly this, in this order.
+    in `integrations.pacing.shared_state` compute exactly this, in this order.
     """
     refilled = min(capacity, tokens + max(elapsed, 0.0) * refill)
     return min(capacity, refilled + change)

@@ -24,12 +24,12 @@ from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from insurehub.dbpool import sleep_released
 from integrations.adapters.base import InsurerAdapter
+from integrations.answers.results import Address, Document, Policy, Quote
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, WaitHint
+from integrations.attempts.recording import AttemptRecorder
 from integrations.operations import Operation
-from integrations.policies import RetryPolicy
-from integrations.recording import AttemptRecorder
-from integrations.results import Address, Document, Policy, Quote
-from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, WaitHint
-from integrations.waits import full_jitter_backoff, signalled_wait_with_spread
+from integrations.pacing.waits import full_jitter_backoff, signalled_wait_with_spread
+from integrations.retry_policies import RetryPolicy
 
 
 class RetryBudget(Protocol):

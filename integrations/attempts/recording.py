@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from integrations.taxonomy import ErrorClass
+from integrations.answers.taxonomy import ErrorClass
 
 logger = logging.getLogger("integrations.attempts")
 

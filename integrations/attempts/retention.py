@@ -37,7 +37,7 @@ from integrations.models import (
     AttemptRollupState,
     RetryBudgetBucket,
 )
-from integrations.ratecontrol import BUDGET_BUCKET_SECONDS, BUDGET_WINDOW_SECONDS
+from integrations.pacing.arithmetic import BUDGET_BUCKET_SECONDS, BUDGET_WINDOW_SECONDS
 
 # The label set of a minute row: everything /metrics and the dashboard group or filter by.
 DIMENSIONS = ("insurer_code", "operation", "product", "call", "error_class", "error_kind", "provider_code", "ok")

@@ -30,10 +30,10 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
 
 from insurehub.dbpool import db_connection_release
-from integrations.classification import classify
+from integrations.answers.classification import classify
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, Refusal
+from integrations.attempts.recording import MAX_RAW_SAMPLE, AttemptRecord, AttemptRecorder
 from integrations.masking import mask_and_cut, raw_sample
-from integrations.recording import MAX_RAW_SAMPLE, AttemptRecord, AttemptRecorder
-from integrations.taxonomy import ErrorClass, ErrorKind, InsurerError, Refusal
 
 T = TypeVar("T")
 
@@ -438,7 +438,7 @@ def exchanges_stoppable() -> Iterator[None]:
     """Exchanges this thread makes inside the block are cut short when the process stops.
 
     Only work that can be handed back whole opts in (a durable record's try: see
-    `integrations.services.work.work_try`); a quote the agent is waiting for is left to finish.
+    `integrations.work.services.work_try`); a quote the agent is waiting for is left to finish.
     """
     _stoppable_scope.depth = getattr(_stoppable_scope, "depth", 0) + 1
     try:
@@ -451,7 +451,7 @@ def exchanges_stop() -> None:
     """The process is stopping: cut every stoppable exchange in flight, refuse new ones.
 
     For good (a stopping process does not start again). Called by the watch on the worker's
-    cluster (`integrations.services.work.work_stop_event`).
+    cluster (`integrations.work.services.work_stop_event`).
     """
     _watchdog.stop()
 

@@ -13,7 +13,7 @@ import random
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from integrations.taxonomy import WaitHint
+from integrations.answers.taxonomy import WaitHint
 
 # No signalled wait longer than this is believed; an hour already means "try in a later run".
 MAX_SIGNALLED_WAIT = 3600.0

@@ -1,8 +1,8 @@
-"""The engine's send-rate and retry-budget hooks, backed by the shared state.
+"""The engine's send-rate hook, backed by the shared state.
 
-See `integrations.ratecontrol` for the rules and `integrations.sharedstate` for where the
-state lives. One `SharedSendRate` is made per operation, because the ceiling is the calling
-agency's own contracted rate at that insurer.
+See `integrations.pacing.arithmetic` for the rules and `integrations.pacing.shared_state` for
+where the state lives. One `SharedSendRate` is made per operation, because the ceiling is the
+calling agency's own contracted rate at that insurer.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from insurehub.dbpool import sleep_released
-from integrations.policies import RetryPolicy
-from integrations.ratecontrol import adjusted_rate, rate_ceiling
-from integrations.sharedstate import SharedState, shared_state
+from integrations.pacing.arithmetic import adjusted_rate, rate_ceiling
+from integrations.pacing.shared_state import SharedState, shared_state
+from integrations.retry_policies import RetryPolicy
 
 
 class SharedSendRate:
@@ -56,19 +56,3 @@ class SharedSendRate:
         )
         if adjusted != current:
             self.state.set_rate(account_key, adjusted)
-
-
-class SharedRetryBudget:
-    def __init__(self, state: SharedState | None = None) -> None:
-        self.state = state or shared_state()
-
-    def record_first_attempt(self, insurer_code: str, *, ok: bool, ratio: float = 0.2) -> None:
-        """`ratio` is the operation policy's `retry_budget_ratio`: what a success deposits."""
-        self.state.budget_record_first(insurer_code, ok=ok, ratio=ratio)
-
-    def try_spend(self, insurer_code: str) -> bool:
-        """A retry costs one token whatever the operation; `ratio` only shapes the deposits."""
-        return self.state.budget_try_spend(insurer_code)
-
-    def refund(self, insurer_code: str) -> None:
-        self.state.budget_refund(insurer_code)
