@@ -15,7 +15,7 @@ import pytest
 from integrations.attempts.recording import BufferedRecorder
 from integrations.calling import channel
 from integrations.calling.channel import WORKER_STOPPED, Call, ExchangeStopped, exchanges_stop, exchanges_stoppable
-from tests.integrations.test_channel_deadline import (
+from tests.integrations.calling.test_channel_deadline import (
     BODY,
     TrickleServer,
     _channel,
