@@ -12,6 +12,12 @@ from pathlib import Path
 
 import pytest
 
+# The fifth, test-only insurer (tests/fifth_insurer, docs/adding-an-insurer.md): importing it
+# registers its adapter and sandbox before test modules are collected, so every test over the
+# registered insurers runs at it too. On for every run: that is the proof a new insurer needs
+# nothing more.
+import tests.fifth_insurer  # noqa: F401
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS_DIR = os.environ.get("TEST_ARTIFACTS_DIR", str(REPO_ROOT / "test-artifacts"))
 os.makedirs(ARTIFACTS_DIR, exist_ok=True)
@@ -96,6 +102,9 @@ def worker_env(django_db_setup, django_db_blocker) -> dict:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "insurehub.settings.test", "INSUREHUB_USE_TEST_DB": "1"}
     env.pop("PYTEST_CURRENT_TEST", None)
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set for Playwright in this process only
+    # Such a process registers the test-only fifth insurer too (tests/fifth_insurer/subprocess_site).
+    site = REPO_ROOT / "tests" / "fifth_insurer" / "subprocess_site"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), str(REPO_ROOT), env.get("PYTHONPATH")]))
     return env
 
 

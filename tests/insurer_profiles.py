@@ -51,6 +51,14 @@ PROFILES: dict[str, InsurerTestProfile] = {
             {"fault": "error", "code": "INTERNAL_ERROR"},
         )
     ),
+    # The fifth, test-only insurer (tests/fifth_insurer).
+    "ege": InsurerTestProfile(
+        transient_faults=(
+            {"fault": "html", "http_status": 502},
+            {"fault": "reset"},
+            {"fault": "error", "code": "E_DOWN", "wait_seconds": 1},
+        )
+    ),
 }
 
 

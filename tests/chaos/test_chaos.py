@@ -65,8 +65,10 @@ def test_insurers_commit_an_issuance_and_drop_the_answer(scenario):
             {"operation": "issue_policy", "fault": "commit_then_drop", "drop": "reset", "times": 1},
         ],
     }
-    for code, rules in drops.items():
-        world.sandbox[code].state.add_faults(rules)
+    # An insurer with no drop of its own here (a new one) gets the plainest: commit, then reset.
+    plain = [{"operation": "issue_policy", "fault": "commit_then_drop", "drop": "reset", "times": 2}]
+    for code, server in world.sandbox.items():
+        server.state.add_faults(drops.get(code, plain))
     start_work(world, tag="D")
     world.recover()
     for code, server in world.sandbox.items():

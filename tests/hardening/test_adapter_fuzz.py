@@ -120,6 +120,9 @@ error_codes = st.one_of(
             "BS-404",
             "BS-901",
             "BS-902",
+            "E_INPUT",
+            "E_SLOW_DOWN",
+            "E_NOT_READY",
             "NEVER_SEEN_BEFORE",
         ]
     ),
@@ -129,7 +132,7 @@ error_codes = st.one_of(
 BROKEN_FIELD: dict[str, st.SearchStrategy] = {
     **dict.fromkeys(["premium", "prim", "amount", "BrutPrim", "SigortaBedeli"], money),
     **dict.fromkeys(["valid_until", "gecerlilik", "expires_at", "GecerlilikTarihi"], timestamps),
-    **dict.fromkeys(["code", "errorCode", "HataKodu"], error_codes),
+    **dict.fromkeys(["code", "errorCode", "HataKodu", "id"], error_codes),
     **dict.fromkeys(["expires_in", "retry_after_seconds", "TekrarDenemeSn"], st.one_of(st.just(-1), json_values)),
 }
 
@@ -185,6 +188,21 @@ BOGAZICI = {
     },
 }
 
+# The fifth, test-only insurer (tests/fifth_insurer).
+EGE = {
+    "quote": {
+        "ref": "EG-T-1",
+        "premium": "1234.50",
+        "currency": "TRY",
+        "expires": "2030-01-01T00:00:00Z",
+        "covers": [{"code": "KISI_BEDENI", "title": "Kişi bedeni", "limit": "2700000.00"}],
+        "plans": [{"n": 1, "total": "1234.50"}],
+    },
+    "address": {"uavt": "1234567890", "text": "Moda Cad. 1", "building": "B-1"},
+    "policy": {"policy": {"no": "EG-P-1", "state": "LIVE", "from": "2030-01-01", "to": "2031-01-01"}},
+    "error": {"fault": {"id": "E_INPUT", "text": "owner_id 10000000146 geçersiz", "field": "owner_id"}},
+}
+
 
 def _anka_kinds(request: Any) -> list[str]:
     path = request.path_url
@@ -219,6 +237,11 @@ def _deniz_kinds(request: Any) -> list[str]:
     return ["address" if "/addresses/" in path else "policy" if "/policies/" in path else "quote", "error"]
 
 
+def _ege_kinds(request: Any) -> list[str]:
+    path = request.path_url
+    return ["address" if "/addresses/" in path else "policy" if "/policies" in path else "quote", "error"]
+
+
 @dataclass(frozen=True)
 class AnswerProfile:
     """How one insurer answers, for the fuzz: the kinds of answer a request can get (its success
@@ -237,6 +260,7 @@ ANSWER_PROFILES: dict[str, AnswerProfile] = {
     "bogazici": AnswerProfile(_bogazici_kinds, BOGAZICI, soap=True),
     "cinar": AnswerProfile(_cinar_kinds, CINAR),
     "deniz": AnswerProfile(_deniz_kinds, DENIZ),
+    "ege": AnswerProfile(_ege_kinds, EGE),
 }
 
 

@@ -359,7 +359,8 @@ def test_credentials_never_reach_logs_errors_or_attempt_rows(seeded_accounts, sa
         clear_token_cache()
         endpoint = endpoint_for_account(account)
         outcomes.append(insurer_operation_run(endpoint=endpoint, operation="trafik_quote", data=samples.TRAFIK))
-        sandbox[code].state.add_faults([{"operation": "trafik_quote", "times": 1, **faults[code]}])
+        fault = faults.get(code, {"fault": "html"})  # any other registered insurer: a gateway page
+        sandbox[code].state.add_faults([{"operation": "trafik_quote", "times": 1, **fault}])
         outcomes.append(insurer_operation_run(endpoint=endpoint, operation="trafik_quote", data=samples.TRAFIK))
         sandbox[code].state.clear_faults()
     # Wrong credentials: the insurer's refusal and our error must not echo what was sent.

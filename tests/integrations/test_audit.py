@@ -20,6 +20,7 @@ from integrations.audit import SYSTEM_ACTOR, error_mapping_classify
 from integrations.models import AdminChange, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
 from sandbox import DEFAULT_ACCOUNTS
+from tests.fifth_insurer import only_shipped_adapters
 
 pytestmark = pytest.mark.django_db
 
@@ -350,6 +351,7 @@ def test_management_command_changes_are_recorded_without_secrets(db, monkeypatch
     assert {"field": "is_superuser", "label": "süper kullanıcı durumu", "from": None, "to": True} in entry.changes
     assert {"field": "password", "label": "parola", "secret": True} in entry.changes
 
+    only_shipped_adapters(monkeypatch)  # seed_demo asks a sandbox process of its own, without a test-only insurer
     call_command("seed_demo", stdout=io.StringIO())
     account = InsurerAccount.objects.first()
     entry = AdminChange.objects.filter(model_name="insureraccount", object_id=str(account.pk)).latest("id")

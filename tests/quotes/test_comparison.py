@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from pypdf import PdfReader
 
+from integrations.adapters.registry import registered_codes
 from quotes.models import InsurerQuote, QuoteRequest
 from quotes.services import quote_requests as svc
 from quotes.services.comparison import NOT_COVERED, comparison_build
@@ -41,10 +42,11 @@ def test_kasko_comparison_lines_up_each_insurers_covers_cheapest_first(agents, s
     request = quoted_request(agents["ACENTE1"], "kasko", samples.KASKO)
     comparison = comparison_build(request=request)
     premiums = [column.premium for column in comparison.columns]
-    assert len(comparison.columns) == 4 and premiums == sorted(premiums)
-    assert [column.cheapest for column in comparison.columns] == [True, False, False, False]
+    insurers = len(registered_codes())
+    assert len(comparison.columns) == insurers and premiums == sorted(premiums)
+    assert [column.cheapest for column in comparison.columns] == [True] + [False] * (insurers - 1)
     codes = [row.code for row in comparison.rows]
-    # Four insurers' own codes (collision, CARPISMA, ...) meet on the platform's rows.
+    # Each insurer's own codes (collision, CARPISMA, ...) meet on the platform's rows.
     assert {"collision", "theft", "fire", "glass"} <= set(codes)
     collision = next(row for row in comparison.rows if row.code == "collision")
     assert collision.name == "Çarpışma" and all(cell is not NOT_COVERED for cell in collision.cells)
@@ -61,7 +63,7 @@ def test_comparison_page_marks_the_cheapest_and_says_not_covered(agents, sandbox
     header = re.search(r"<thead>(.*?)</thead>", html, re.S).group(1)
     assert header.index(cheapest.insurer.name) < header.index("En uygun")
     row = re.search(r'data-coverage="legal_protection">(.*?)</tr>', html, re.S).group(1)
-    assert "Hukuksal koruma" in row and row.count("Yok") == 3 and "5.000,00 ₺" in row
+    assert "Hukuksal koruma" in row and row.count("Yok") == len(registered_codes()) - 1 and "5.000,00 ₺" in row
 
 
 def test_an_expired_quote_is_not_marked_cheapest_and_offers_no_issue_button(agents, sandbox):
@@ -104,8 +106,9 @@ def test_comparison_api_says_covered_or_not_for_each_cell(agents, sandbox):
     api = APIClient()
     api.force_authenticate(agents["ACENTE1"])
     body = api.get(f"/api/quote-requests/{request.public_id}/comparison/").json()
-    assert body["product"] == "kasko" and len(body["columns"]) == 4
-    assert [column["cheapest"] for column in body["columns"]] == [True, False, False, False]
+    insurers = len(registered_codes())
+    assert body["product"] == "kasko" and len(body["columns"]) == insurers
+    assert [column["cheapest"] for column in body["columns"]] == [True] + [False] * (insurers - 1)
     collision = next(row for row in body["rows"] if row["code"] == "collision")
     assert all(cell["covered"] for cell in collision["cells"])
     other = APIClient()

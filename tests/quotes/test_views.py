@@ -273,7 +273,7 @@ def test_valid_request_is_stored_and_queued_without_calling_insurers(desk, sandb
     assert response.status_code == 302
     assert response["Location"] == reverse("quote_request_detail", args=[request.public_id])
     assert request.plate == "34ABC123" and request.input_data["registration_serial"] == "AB123456"
-    assert request.insurer_quotes.count() == 4
+    assert request.insurer_quotes.count() == len(registered_codes())
     assert len(callbacks) == 1
     assert all(server.state.counts()["total_received"] == 0 for server in sandbox.values())
 
@@ -306,7 +306,8 @@ def test_results_show_each_insurer_cheapest_first_with_turkish_states(desk, traf
     answer(trafik_request, "deniz", state="RETRYING", attempt=2, max_attempts=3)
     answer(trafik_request, "bogazici", state="FAILED", message="Araç teminata uygun değil")
     html = desk.get(reverse("quote_request_results", args=[trafik_request.public_id])).content.decode()
-    assert results_rows(html) == [
+    named = {"anka", "cinar", "deniz", "bogazici"}  # any other registered insurer is still waiting
+    assert [row for row in results_rows(html) if row[0] in named] == [
         ("anka", "SUCCEEDED"),
         ("cinar", "SUCCEEDED"),
         ("deniz", "RETRYING"),
@@ -343,9 +344,10 @@ def test_insurer_past_the_deadline_shows_no_answer(desk, trafik_request):
     answer(trafik_request, "cinar", state="RETRYING", attempt=3, max_attempts=3)
     QuoteRequest.objects.filter(pk=trafik_request.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
     html = desk.get(reverse("quote_request_results", args=[trafik_request.public_id])).content.decode()
-    assert html.count("Yanıt alınamadı") == 3
+    unanswered = len(registered_codes()) - 1
+    assert html.count("Yanıt alınamadı") == unanswered
     assert "hx-trigger" not in html
-    assert trafik_request.insurer_quotes.filter(state="NO_ANSWER").count() == 3
+    assert trafik_request.insurer_quotes.filter(state="NO_ANSWER").count() == unanswered
 
 
 def test_detail_masks_the_customer_id(desk, trafik_request):

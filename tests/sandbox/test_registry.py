@@ -13,9 +13,15 @@ from integrations.adapters.registry import registered_codes as adapter_codes
 from sandbox import DEFAULT_ACCOUNTS, fixed_port_urls, insurer_class, register, registered_codes
 from sandbox.anka import Anka
 from sandbox.registry import unregister
+from tests.fifth_insurer import TEST_ONLY_CODES
 from tests.insurer_profiles import PROFILES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def shipped_codes() -> list[str]:
+    """What a process of its own (`python -m sandbox`, the benchmarks) serves: no test-only insurer."""
+    return [code for code in registered_codes() if code not in TEST_ONLY_CODES]
 
 
 def test_every_adapter_has_a_sandbox_insurer_and_every_sandbox_insurer_an_adapter() -> None:
@@ -29,10 +35,10 @@ def test_every_registered_insurer_has_a_test_profile() -> None:
 
 
 def test_the_benchmark_has_a_plain_client_for_every_insurer() -> None:
-    """The benchmarks' baseline clients (`bench.wire`) speak each insurer's wire by hand."""
+    """The benchmarks' baseline clients (`bench.wire`) speak each shipped insurer's wire by hand."""
     from bench.wire import WIRES
 
-    assert sorted(WIRES) == sorted(registered_codes())
+    assert sorted(WIRES) == sorted(shipped_codes())
 
 
 def test_ports_prefixes_and_accounts_are_stated_per_insurer_and_unique() -> None:
@@ -101,7 +107,7 @@ def _sandbox_cli(*args: str) -> str:
 def test_demo_manifest_names_each_insurers_url_and_sample_accounts() -> None:
     """`python -m sandbox --demo-manifest`: what `seed_demo --manifest` reads, from the registry."""
     manifest = json.loads(_sandbox_cli("--demo-manifest", "--base-port", "9300"))
-    assert list(manifest["insurers"]) == registered_codes()
+    assert list(manifest["insurers"]) == shipped_codes()
     for code, insurer in manifest["insurers"].items():
         assert insurer["base_url"] == f"http://127.0.0.1:{9300 + insurer_class(code).port_offset}"
         assert insurer["accounts"] == DEFAULT_ACCOUNTS[code]
@@ -109,4 +115,5 @@ def test_demo_manifest_names_each_insurers_url_and_sample_accounts() -> None:
 
 def test_list_prints_where_each_insurer_listens() -> None:
     lines = _sandbox_cli("--list", "--base-port", "9400").splitlines()
-    assert lines == [f"{code:<8} {url}" for code, url in fixed_port_urls("127.0.0.1", 9400).items()]
+    urls = fixed_port_urls("127.0.0.1", 9400)
+    assert lines == [f"{code:<8} {urls[code]}" for code in shipped_codes()]

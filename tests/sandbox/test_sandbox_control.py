@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from sandbox import DEFAULT_ACCOUNTS, SandboxServer, insurer_class, registered_codes, start_all, start_sandbox
+from tests.fifth_insurer import TEST_ONLY_CODES
 
 from .sandbox_wire import TRAFIK, AnkaClient, BogaziciClient, CinarClient, DenizClient
 
@@ -249,7 +250,9 @@ def _free_port_block(size: int = 4) -> int:
 
 def test_command_line_runs_every_insurer_until_sigterm() -> None:
     """python -m sandbox --base-port N: each insurer on N + its port_offset, one log line per request."""
-    offsets = {code: insurer_class(code).port_offset for code in registered_codes()}
+    # The subprocess serves the shipped insurers, not the test session's test-only one.
+    shipped = [code for code in registered_codes() if code not in TEST_ONLY_CODES]
+    offsets = {code: insurer_class(code).port_offset for code in shipped}
     base = _free_port_block(max(offsets.values()) + 1)
     process = subprocess.Popen(
         [sys.executable, "-m", "sandbox", "--base-port", str(base)],

@@ -42,7 +42,12 @@ class Cluster:
 
     def __init__(self, name: str, env: Mapping[str, str], *, workers: int = 2, extra_env: Mapping[str, str] = ()):
         self.name = name
-        self.env = {**env, "Q_WORKERS": str(workers), **dict(extra_env)}
+        extra = dict(extra_env)
+        if extra.get("PYTHONPATH") and env.get("PYTHONPATH"):
+            # Both apply: a skewed clock first, then the worker environment's (the test-only
+            # insurer's registration, tests/fifth_insurer/subprocess_site).
+            extra["PYTHONPATH"] = os.pathsep.join([extra["PYTHONPATH"], env["PYTHONPATH"]])
+        self.env = {**env, "Q_WORKERS": str(workers), **extra}
         self.workers = workers
         self.process: subprocess.Popen | None = None
         self.log_path = os.path.join(ARTIFACTS_DIR, f"qcluster-{name}.log")

@@ -16,6 +16,7 @@ from django.core.management.base import CommandError
 from integrations.adapters.registry import registered_codes
 from integrations.models import Insurer, InsurerAccount
 from sandbox import DEFAULT_ACCOUNTS, demo_manifest, insurer_class
+from tests.fifth_insurer import only_shipped_adapters
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -35,8 +36,9 @@ def test_seed_demo_takes_urls_and_credentials_from_the_manifest(db, tmp_path):
         assert stored == [(sample["agency_code"], sample["credentials"]) for sample in DEFAULT_ACCOUNTS[code]]
 
 
-def test_seed_demo_without_a_manifest_asks_the_sandbox_for_one(db):
+def test_seed_demo_without_a_manifest_asks_the_sandbox_for_one(db, monkeypatch):
     """By hand, `seed_demo --sandbox-base-port N` runs `python -m sandbox --demo-manifest` itself."""
+    only_shipped_adapters(monkeypatch)  # that sandbox process serves no test-only insurer
     call_command("seed_demo", "--sandbox-base-port", "9600", stdout=io.StringIO())
     assert Insurer.objects.get(code="deniz").base_url == f"http://127.0.0.1:{9600 + insurer_class('deniz').port_offset}"
 

@@ -41,3 +41,27 @@ if _SKEW:
     _SkewedDatetime.__module__ = "datetime"
     _time.time, _time.time_ns = _skewed_time, _skewed_time_ns
     _datetime.datetime = _SkewedDatetime
+
+
+def _run_the_next_sitecustomize() -> None:
+    """Python imports one `sitecustomize`: this one shadows any later on PYTHONPATH (the test-only
+    insurer registers itself from one), so run the next one found after this directory."""
+    import importlib.util
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    seen_here = False
+    for entry in sys.path:
+        folder = os.path.abspath(entry or os.curdir)
+        if folder == here:
+            seen_here = True
+            continue
+        candidate = os.path.join(folder, "sitecustomize.py")
+        if seen_here and os.path.isfile(candidate):
+            spec = importlib.util.spec_from_file_location("_next_sitecustomize", candidate)
+            if spec is not None and spec.loader is not None:
+                spec.loader.exec_module(importlib.util.module_from_spec(spec))
+            return
+
+
+_run_the_next_sitecustomize()
