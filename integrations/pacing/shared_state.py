@@ -262,6 +262,9 @@ class DatabaseSharedState:
 # from each body so a test can run the same body at a time it sets).
 # One send slot (mirrors arithmetic.gcra_reserve). KEYS[1]: the account's rate state; ARGV:
 # initial rate, ceiling, the longest wait taken (-1: any), burst.
+# Numbers are written with 17 significant digits: Lua's tostring keeps 14, a tenth of a
+# millisecond at today's epoch, enough to flip "wait > max_wait" at the boundary and make the
+# shared slot differ from `gcra_reserve`'s (tests/integrations/pacing/test_equivalence.py).
 _RESERVE_STEP = """
 local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or ARGV[1])
 local ceiling = tonumber(ARGV[2])
@@ -271,11 +274,11 @@ local start = math.max(tat, now)
 local wait = start - (tonumber(ARGV[4]) - 1) / rate - now
 if wait < 0 then wait = 0 end
 local max_wait = tonumber(ARGV[3])
-if max_wait >= 0 and wait > max_wait then return tostring(wait) end
+if max_wait >= 0 and wait > max_wait then return string.format('%.17g', wait) end
 if not redis.call('HGET', KEYS[1], 'wstart') then redis.call('HSET', KEYS[1], 'wstart', tostring(now)) end
-redis.call('HSET', KEYS[1], 'tat', tostring(start + 1 / rate), 'rate', tostring(rate))
+redis.call('HSET', KEYS[1], 'tat', string.format('%.17g', start + 1 / rate), 'rate', string.format('%.17g', rate))
 redis.call('EXPIRE', KEYS[1], 86400)
-return tostring(wait)
+return string.format('%.17g', wait)
 """
 
 _RECORD = """
