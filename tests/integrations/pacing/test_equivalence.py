@@ -62,8 +62,9 @@ def _check(sequence, state, set_now) -> None:
         set_now(now)
         expected = model.reserve(now, ceiling=ceiling, max_wait=max_wait, burst=burst)
         got = state.reserve_send_slot(key, initial_rate=INITIAL_RATE, ceiling=ceiling, max_wait=max_wait, burst=burst)
-        # The script writes 17 significant digits, so the same doubles on both sides: equal.
-        assert got == pytest.approx(expected, abs=1e-9), (now - START, max_wait, burst, ceiling)
+        # Equal up to the last bit of today's epoch (2.4e-7 s): SQLite may round one step of the
+        # arithmetic differently; the Lua writes 17 significant digits, so it does not drift.
+        assert got == pytest.approx(expected, abs=1e-6), (now - START, max_wait, burst, ceiling)
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="PostgreSQL reads its own clock")
