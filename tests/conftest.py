@@ -78,6 +78,45 @@ def seeded_accounts(db, sandbox: dict):
     )
 
 
+# Every desk suite logs in the same way: the two sample agencies' agents.
+AGENT_PASSWORD = "test-pass-123"
+
+
+@pytest.fixture
+def agents(seeded_accounts) -> dict:
+    """Agent users of ACENTE1 and ACENTE2 (the seeded sample agencies)."""
+    from django.contrib.auth import get_user_model
+
+    from agencies.models import Agency, AgentProfile
+
+    users = {}
+    for code in ("ACENTE1", "ACENTE2"):
+        user = get_user_model().objects.create_user(f"ajan-{code.lower()}", password=AGENT_PASSWORD)
+        AgentProfile.objects.create(user=user, agency=Agency.objects.get(code=code))
+        users[code] = user
+    return users
+
+
+def _logged_in(user):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def desk(agents):
+    """ACENTE1's agent, logged in on the desk."""
+    return _logged_in(agents["ACENTE1"])
+
+
+@pytest.fixture
+def other_desk(agents):
+    """ACENTE2's agent, logged in: the other agency of every isolation check."""
+    return _logged_in(agents["ACENTE2"])
+
+
 class RecordingSleep:
     """Really sleeps, and remembers how long: lets a test check the wait the engine chose."""
 

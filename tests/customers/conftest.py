@@ -4,42 +4,16 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.test import Client
 
-from agencies.models import Agency, AgentProfile
 from customers.models import Customer
 from tests.throttles import fresh_api_throttles  # noqa: F401 - an autouse fixture
 
+# The password of the `agents` fixture (tests/conftest.py).
 PASSWORD = "test-pass-123"
 # Valid numbers (checksums right) that no sample uses.
 TCKN = "12345678950"
 VKN = "1234567890"
 OTHER_TCKN = "10000000146"
-
-
-@pytest.fixture
-def agents(seeded_accounts) -> dict:
-    """Agent users of ACENTE1 and ACENTE2 (the seeded sample agencies)."""
-    users = {}
-    for code in ("ACENTE1", "ACENTE2"):
-        user = get_user_model().objects.create_user(f"ajan-{code.lower()}", password=PASSWORD)
-        AgentProfile.objects.create(user=user, agency=Agency.objects.get(code=code))
-        users[code] = user
-    return users
-
-
-@pytest.fixture
-def desk(agents) -> Client:
-    client = Client()
-    client.force_login(agents["ACENTE1"])
-    return client
-
-
-@pytest.fixture
-def other_desk(agents) -> Client:
-    client = Client()
-    client.force_login(agents["ACENTE2"])
-    return client
 
 
 @pytest.fixture

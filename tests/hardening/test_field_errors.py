@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 
 import pytest
-from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
@@ -33,13 +32,6 @@ BAD_TEXT = ["", "   ", "34\x00ABC", "١٢٣٤٥٦٧٨٩٠", "<script>alert(1)</s
 # What JSON adds: wrong types.
 BAD_JSON = [None, True, [], {"value": 1}, 1e308]
 CASES = [(product, field) for product, fields in PRODUCT_FIELDS.items() for field in fields]
-
-
-@pytest.fixture
-def desk(agents) -> Client:
-    client = Client()
-    client.force_login(agents["ACENTE1"])
-    return client
 
 
 @pytest.fixture

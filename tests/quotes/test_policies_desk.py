@@ -21,20 +21,6 @@ from .policy_samples import imported_policy, issued_policy
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def desk(agents) -> Client:
-    client = Client()
-    client.force_login(agents["ACENTE1"])
-    return client
-
-
-@pytest.fixture
-def other_desk(agents) -> Client:
-    client = Client()
-    client.force_login(agents["ACENTE2"])
-    return client
-
-
 def listed(html: str) -> list[str]:
     """Policy numbers in the list, top to bottom."""
     return re.findall(r'data-policy-no="([^"]+)"', html)

@@ -21,13 +21,6 @@ EXPORT = reverse("policy_export")
 
 
 @pytest.fixture
-def desk(agents) -> Client:
-    client = Client()
-    client.force_login(agents["ACENTE1"])
-    return client
-
-
-@pytest.fixture
 def policies(agents) -> None:
     today = selectors.today()
     issued_policy(

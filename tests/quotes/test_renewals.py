@@ -22,13 +22,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def desk(agents) -> Client:
-    client = Client()
-    client.force_login(agents["ACENTE1"])
-    return client
-
-
-@pytest.fixture
 def ending(agents) -> dict[str, Policy]:
     today = selectors.today()
     kasko_customer = Customer.objects.create(
