@@ -13,6 +13,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from customers.models import Customer
+from customers.name_search import name_fold, name_folded
 from quotes.models import Policy, QuoteRequest
 
 RENEWAL_WINDOW = timedelta(days=60)
@@ -36,12 +37,16 @@ def _name_or_identity(search: str) -> Q:
     compact = term.replace(" ", "")
     if set(compact) <= _IDENTITY_DIGITS and len(compact) in (10, 11):
         return Q(identity_no=compact)
-    return Q(name__icontains=term)
+    return Q(name_folded__contains=name_fold(term))
 
 
 def customer_list(*, user: AbstractBaseUser, search: str = "") -> QuerySet[Customer]:
-    """Customers the user may read, by name; `search` matches a name or a full identity number."""
-    return Customer.objects.filter(_readable(user), _name_or_identity(search)).select_related("agency")
+    """Customers the user may read, by name; `search` matches a name (Turkish letters or not,
+    any case: `customers.name_search`) or a full identity number."""
+    customers = Customer.objects.filter(_readable(user))
+    if search.strip():
+        customers = customers.alias(name_folded=name_folded("name"))
+    return customers.filter(_name_or_identity(search)).select_related("agency")
 
 
 def customer_get(*, user: AbstractBaseUser, pk: int) -> Customer:
