@@ -13,6 +13,7 @@ urlpatterns = [
     path("talepler/<uuid:public_id>/karsilastir/", comparison.comparison_page, name="comparison"),
     path("talepler/<uuid:public_id>/karsilastir.pdf", comparison.comparison_download, name="comparison_download"),
     path("talepler/<uuid:public_id>/sonuclar/", quote_requests.quote_request_results, name="quote_request_results"),
+    path("talepler/<uuid:public_id>/akis/", quote_requests.quote_request_stream, name="quote_request_stream"),
     path("teklifler/<int:pk>/policelestir/", issuance.issuance_confirm, name="issuance_confirm"),
     path("policelestirme/<int:pk>/", issuance.issuance_detail, name="issuance_detail"),
     path("policelestirme/<int:pk>/durum/", issuance.issuance_status, name="issuance_status"),

@@ -9,8 +9,9 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -19,7 +20,7 @@ from customers.selectors import customer_choices
 from customers.services import customer_create
 from insurehub.desk_errors import desk_errors
 from integrations.work.item import WorkState
-from quotes import selectors
+from quotes import live, selectors
 from quotes.forms import PRODUCTS, QUOTE_FORMS
 from quotes.models import QuoteRequest
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
@@ -71,9 +72,13 @@ def _results_context(quote_request: QuoteRequest, user: Any) -> dict[str, Any]:
     issuances = {issuance.insurer_quote_id: issuance for issuance in quote_request.issuances.all()}
     for row in rows:
         row.desk_issuance = issuances.get(row.pk)
+        # When the answer was stored (epoch ms): the page notes when each row first appears, so
+        # tests and the bench read the store-to-screen time off the page.
+        row.stored_at_ms = round(row.finished_at.timestamp() * 1000) if row.finished_at and row.is_final else None
     return {
         "quote_request": quote_request,
         "rows": rows,
+        "results_version": live.results_version(live.row_version_fields(row) for row in rows),
         "all_final": all(row.is_final for row in rows),
         # The agent picks one insurer: once one issuance is live, the other quotes are not offered.
         "live_issuance": next((i for i in issuances.values() if i.state != WorkState.FAILED), None),
@@ -98,9 +103,39 @@ def quote_request_detail(request: HttpRequest, public_id: UUID) -> HttpResponse:
 @require_GET
 @desk_errors
 def quote_request_results(request: HttpRequest, public_id: UUID) -> HttpResponse:
-    """The results table alone, polled every second until every insurer's row is final."""
+    """The results table alone: the stream's fallback, polled every second while the stream is
+    not open, until every insurer's row is final."""
     quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     return render(request, "quotes/_results.html", _results_context(quote_request, request.user))
+
+
+@fragment_login_required
+@require_GET
+@desk_errors
+def quote_request_stream(request: HttpRequest, public_id: UUID) -> HttpResponse:
+    """The results table pushed as server-sent events whenever a row changes (quotes/live.py).
+
+    Checked before the first byte exactly like the fragment: another agency's request is a 404.
+    """
+    quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
+    user = request.user
+
+    def rendered() -> live.Rendered:
+        context = _results_context(quote_request, user)
+        html = render_to_string("quotes/_results.html", context)
+        return live.Rendered(html=html, version=context["results_version"], all_final=context["all_final"])
+
+    seen = request.headers.get("Last-Event-ID") or request.GET.get("v", "")
+    events = live.results_events(
+        request_id=quote_request.pk,
+        deadline_at_epoch=quote_request.deadline_at.timestamp(),
+        render=rendered,
+        seen_version=seen[:32],
+    )
+    response = StreamingHttpResponse(events, content_type="text/event-stream; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # a proxy in front must pass each event on at once
+    return response
 
 
 @login_required

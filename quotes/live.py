@@ -1,0 +1,219 @@
+"""Insurers' answers pushed to the agent's screen as they are stored (server-sent events).
+
+The desk's results table used to poll every second, so an answer reached the screen up to a
+second after it was stored. Now the page holds an `EventSource` on the request's stream and the
+server sends the re-rendered table the moment a row changes.
+
+How a process learns of a change, whatever the database: **one watcher thread per process**
+asks, every `WATCH_INTERVAL` seconds and only while some stream is open, for the rows of every
+request a stream of this process is watching — one indexed query (`request_id IN (...)`) for
+all the agents served here, not one per agent — and folds each request's rows into a short
+version (`results_version`: ids, states and tries). A stream whose version moved is woken (an
+`Event` per stream). The fan-out code is not touched: the database is the message bus, so it
+works on the embedded default (SQLite, several processes) as on PostgreSQL; a Redis pub/sub
+would save the query but adds a second path to keep right, and the query is cheap.
+
+A stream (`results_events`):
+- is checked like the fragment it replaces (login, the agency-scoped selector: another agency's
+  request is a 404 before the first byte);
+- sends the whole results fragment (a few rows: cheaper than a second round trip to fetch it),
+  with the version as the event id; the page's own version travels as `?v=` and, after a
+  reconnect, as `Last-Event-ID`, so a stream sends at once only what the page has not seen and a
+  reconnect never misses an answer;
+- wakes at the request's deadline too: rendering is what closes overdue insurers;
+- ends with a `done` event once every insurer is final (the page closes its `EventSource`, or
+  the browser would reconnect), and after `STREAM_MAX_SECONDS` anyway (the browser reconnects
+  and the login and agency are checked again), so a held thread is bounded;
+- never holds a database connection while it waits: the connection is closed after each
+  render (Django opens the next one lazily); the watcher closes its own after every look.
+
+A held stream ties one server thread: gunicorn's gthread workers need threads for the agents
+watching at once (scripts/serve.sh), runserver and the test server start a thread per request.
+The page keeps the one-second htmx poll as its fallback: it polls whenever the stream is not
+open (no `EventSource`, the endpoint unreachable, a reconnect in progress).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connections
+from django.utils import timezone
+
+from quotes.models import InsurerQuote
+
+logger = logging.getLogger(__name__)
+
+# How often the watcher looks: half of it is the mean wait an answer adds before its push.
+WATCH_INTERVAL = float(getattr(settings, "QUOTE_LIVE_WATCH_INTERVAL", 0.025))
+# A comment line now and then: proxies keep the connection, and a gone browser is noticed.
+KEEPALIVE_SECONDS = 15.0
+# A stream's life is bounded: the browser reconnects (login and agency checked again).
+STREAM_MAX_SECONDS = float(getattr(settings, "QUOTE_LIVE_STREAM_MAX_SECONDS", 45.0))
+# The browser waits this long before reconnecting after the stream ends or breaks.
+RECONNECT_MS = 1000
+
+
+def results_version(rows: Iterable[tuple[int, str, int, int]]) -> str:
+    """A short name for what the results table shows of its rows: (id, state, try, tries)."""
+    text = ";".join(f"{pk}:{state}:{attempt}:{max_attempts}" for pk, state, attempt, max_attempts in sorted(rows))
+    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+
+
+def row_version_fields(row: InsurerQuote) -> tuple[int, str, int, int]:
+    return (row.pk, str(row.state), row.attempt, row.max_attempts)
+
+
+def results_versions(request_ids: Iterable[int]) -> dict[int, str]:
+    """The current version of each request's results, in one query."""
+    grouped: dict[int, list[tuple[int, str, int, int]]] = {}
+    ids = list(request_ids)
+    if not ids:
+        return {}
+    rows = InsurerQuote.objects.filter(request_id__in=ids).values_list(
+        "request_id", "id", "state", "attempt", "max_attempts"
+    )
+    for request_id, *fields in rows:
+        grouped.setdefault(request_id, []).append(tuple(fields))
+    return {request_id: results_version(grouped.get(request_id, [])) for request_id in ids}
+
+
+# --- the watcher: one per process ----------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Subscription:
+    request_id: int
+    version: str | None = None
+    changed: threading.Event = field(default_factory=threading.Event)
+
+
+class Watcher:
+    """Looks at the watched requests' rows every `interval` seconds and wakes their streams."""
+
+    def __init__(self, interval: float = WATCH_INTERVAL) -> None:
+        self.interval = interval
+        self._lock = threading.Condition()
+        self._subscriptions: set[Subscription] = set()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def subscribe(self, request_id: int) -> Subscription:
+        subscription = Subscription(request_id)
+        with self._lock:
+            self._subscriptions.add(subscription)
+            self._ensure_thread()
+            self._lock.notify_all()
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        with self._lock:
+            self._subscriptions.discard(subscription)
+
+    def _ensure_thread(self) -> None:
+        # A forked worker (gunicorn) inherits the object but not the thread: start its own.
+        if self._thread is not None and self._thread.is_alive() and self._pid == os.getpid():
+            return
+        self._pid = os.getpid()
+        self._thread = threading.Thread(target=self._run, name="quote-live-watcher", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._subscriptions:
+                    self._lock.wait()
+                watched = list(self._subscriptions)
+            try:
+                self.look(watched)
+            except Exception:  # a database hiccup must not end the watcher: the streams keep waiting
+                logger.exception("quote live watcher: look failed")
+            finally:
+                connections.close_all()
+            time.sleep(self.interval)
+
+    def look(self, watched: list[Subscription]) -> None:
+        versions = results_versions({s.request_id for s in watched})
+        for subscription in watched:
+            version = versions.get(subscription.request_id)
+            if version != subscription.version:
+                subscription.version = version
+                subscription.changed.set()
+
+
+watcher = Watcher()
+
+
+# --- one agent's stream ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rendered:
+    html: str
+    version: str
+    all_final: bool
+
+
+def _event(name: str, data: str, event_id: str = "") -> str:
+    lines = [f"event: {name}"]
+    if event_id:
+        lines.append(f"id: {event_id}")
+    lines.extend(f"data: {line}" for line in data.splitlines() or [""])
+    return "\n".join(lines) + "\n\n"
+
+
+def results_events(
+    *,
+    request_id: int,
+    deadline_at_epoch: float,
+    render: Callable[[], Rendered],
+    seen_version: str,
+    watch: Watcher = watcher,
+    max_seconds: float = STREAM_MAX_SECONDS,
+) -> Iterator[str]:
+    """The stream's body: a `results` event per change, `done` when every insurer is final."""
+    subscription = watch.subscribe(request_id)
+    started = time.monotonic()
+    sent = seen_version
+    try:
+        yield f"retry: {RECONNECT_MS}\n\n"
+        current = results_versions([request_id]).get(request_id)
+        while True:
+            if current != sent or _overdue(deadline_at_epoch):
+                rendered = render()
+                _close_connection()
+                if rendered.version != sent or rendered.all_final:
+                    sent = rendered.version
+                    yield _event("done" if rendered.all_final else "results", rendered.html, sent)
+                if rendered.all_final:
+                    return
+                # Past the deadline the render closed what was open; nothing to wait for then.
+                deadline_at_epoch = float("inf") if _overdue(deadline_at_epoch) else deadline_at_epoch
+            _close_connection()
+            left = max_seconds - (time.monotonic() - started)
+            if left <= 0:
+                return
+            timeout = min(left, KEEPALIVE_SECONDS, max(0.0, deadline_at_epoch - time.time()) + 0.05)
+            if subscription.changed.wait(timeout):
+                subscription.changed.clear()
+                current = subscription.version
+            elif not _overdue(deadline_at_epoch):
+                yield ": keepalive\n\n"
+    finally:
+        watch.unsubscribe(subscription)
+        _close_connection()
+
+
+def _overdue(deadline_at_epoch: float) -> bool:
+    return timezone.now().timestamp() >= deadline_at_epoch
+
+
+def _close_connection() -> None:
+    connections["default"].close()
