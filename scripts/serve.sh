@@ -11,13 +11,16 @@ PY="${PYTHON:-.venv/bin/python}"
 "$PY" manage.py collectstatic --noinput --verbosity 0
 
 # gthread workers: a desk page waits on insurers through the queue, so threads, not cores, bound
-# how many agents are served at once. The timeout outlives the slowest page; SIGTERM lets
-# requests in progress finish for up to WEB_GRACEFUL_TIMEOUT seconds.
+# how many agents are served at once. An open results page holds one thread with its stream
+# (quotes/live.py: idle, no database connection, at most 45 s before the browser reconnects), so
+# workers × threads must cover the agents watching answers at once plus the pages being served:
+# 2 × 48 serves about 80 agents waiting on quotes. The timeout outlives the slowest page; SIGTERM
+# lets requests in progress finish for up to WEB_GRACEFUL_TIMEOUT seconds (a cut stream reconnects).
 exec "$PY" -m gunicorn insurehub.wsgi:application \
     --bind "${WEB_BIND:-127.0.0.1:8000}" \
     --worker-class gthread \
     --workers "${WEB_WORKERS:-2}" \
-    --threads "${WEB_THREADS:-8}" \
+    --threads "${WEB_THREADS:-48}" \
     --timeout "${WEB_TIMEOUT:-60}" \
     --graceful-timeout "${WEB_GRACEFUL_TIMEOUT:-20}" \
     --keep-alive 5 \

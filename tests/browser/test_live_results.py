@@ -1,4 +1,4 @@
-"""Answers pushed to the results page as they are stored (quotes/live.py, static/quotes/live.js).
+"""Answers pushed to the results page as they are stored (quotes/live.py, templates/quotes/_live_script.html).
 
 The request is created server-side and not dispatched: the test stores each insurer's answer on
 its row as the worker would, so which way a row reached the page (the stream or the fallback

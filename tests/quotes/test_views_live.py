@@ -80,7 +80,7 @@ def test_detail_page_names_its_stream_and_keeps_the_poll_as_fallback(desk, trafi
     version = re.search(r'data-version="([0-9a-f]+)"', html).group(1)
     assert f'data-stream-url="{stream_url(trafik_request)}?v={version}"' in html
     assert 'hx-trigger="every 1s [!this.dataset.streaming]"' in html
-    assert "quotes/live.js" in html
+    assert "new EventSource(" in html  # the page's own script (templates/quotes/_live_script.html)
 
 
 def test_stream_of_a_finished_request_sends_done_and_ends(desk, trafik_request):
