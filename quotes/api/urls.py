@@ -25,6 +25,7 @@ urlpatterns = [
     path("policies/", views.PolicyListApi.as_view(), name="policies"),
     path("policies/<str:policy_id>/", views.PolicyDetailApi.as_view(), name="policy-detail"),
     path("renewals/", views.RenewalListApi.as_view(), name="renewals"),
+    path("renewals/<str:policy_id>/quote/", views.RenewalQuoteApi.as_view(), name="renewal-quote"),
     path("", include("customers.api.urls")),
     path("", include("documents.api.urls")),
     path("auth/token/", views.TokenObtainApi.as_view(), name="auth-token"),

@@ -44,6 +44,7 @@ from quotes.api.throttles import QUOTE_CREATE_THROTTLES, throttled_message
 from quotes.models import Issuance, Policy
 from quotes.services.issuance import issuance_start
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
+from quotes.services.renewals import renewal_quote_create
 
 # Largest value a database integer key holds: a longer id is unknown, not a database error.
 _MAX_PK = 2**63 - 1
@@ -369,6 +370,43 @@ class RenewalListApi(APIView):
         filters = query_filters(self.ListFilterSerializer, request)
         policies = selectors.renewal_list(user=request.user, days=int(filters["days"]))
         return _paginated_response(queryset=policies, serializer_class=RenewalSerializer, request=request, view=self)
+
+
+class RenewalQuoteApi(APIView):
+    """The desk's "Yeniden teklif al" for other front ends: the same risk at every insurer."""
+
+    def get_throttles(self):
+        # A new quote request like any other: it costs the insurers the same.
+        return [throttle() for throttle in QUOTE_CREATE_THROTTLES]
+
+    throttled = QuoteRequestsApi.throttled
+
+    @extend_schema(
+        operation_id="renewals_quote",
+        summary="Ask every insurer again for a policy's renewal (yeniden teklif)",
+        description=(
+            "A new quote request for the policy's product and risk (the input of the request it was "
+            "issued from), for the same customer; answered like POST /api/quote-requests/. Only the "
+            "policy's own agency may ask."
+        ),
+        parameters=[_path_id("policy_id", OpenApiTypes.INT, "The policy's `id`."), RETRY_AFTER],
+        request=None,
+        responses={
+            201: QuoteRequestSerializer,
+            403: NOT_AUTHENTICATED,
+            404: NOT_FOUND,
+            409: OpenApiResponse(
+                DetailSerializer,
+                description="The policy cannot be quoted again: it was imported without its risk, or its "
+                "input no longer passes today's rules.",
+            ),
+            429: THROTTLED,
+        },
+    )
+    def post(self, request: Request, policy_id: str) -> Response:
+        quote_request = renewal_quote_create(user=request.user, policy_id=_pk_or_404(policy_id))
+        rows = selectors.insurer_quotes_for(request=quote_request)
+        return Response(quote_request_data(quote_request, rows), status=status.HTTP_201_CREATED)
 
 
 class TokenObtainApi(ObtainAuthToken):

@@ -481,6 +481,20 @@ def renewal_quote_web(w: World, viewer: str, owner: str) -> None:
     assert renewed.agency == own.customer.agency and renewed.customer == own.customer
 
 
+def renewal_quote_api(w: World, viewer: str, owner: str) -> None:
+    """The API's re-quote: another agency's policy is unknown, and nobody is asked."""
+    client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
+    before = QuoteRequest.objects.count()
+    assert_hidden(
+        client, f"/api/renewals/{other.policy.pk}/quote/", f"/api/renewals/{UNKNOWN_PK}/quote/", "post", data={}
+    )
+    assert QuoteRequest.objects.count() == before
+    response = client.post(f"/api/renewals/{own.policy.pk}/quote/", {})
+    assert response.status_code == 201 and QuoteRequest.objects.count() == before + 1
+    renewed = QuoteRequest.objects.latest("pk")
+    assert response.json()["id"] == str(renewed.public_id) and renewed.customer == own.customer
+
+
 def comparison_read_web(w: World, viewer: str, owner: str) -> None:
     """The comparison page and its PDF are the request's: another agency's request is unknown."""
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
@@ -691,6 +705,7 @@ CELLS: dict[str, Callable[[World, str, str], None]] = {
     "renewal-list-web": renewal_list_web,
     "renewal-list-api": renewal_list_api,
     "renewal-quote-web": renewal_quote_web,
+    "renewal-quote-api": renewal_quote_api,
     "comparison-read-web": comparison_read_web,
     "document-read-web": document_read_web,
     "document-read-api": document_read_api,

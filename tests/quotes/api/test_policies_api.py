@@ -9,7 +9,8 @@ from rest_framework.test import APIClient
 
 from customers.models import Customer
 from quotes import selectors
-from quotes.models import Policy
+from quotes.models import Policy, QuoteRequest
+from quotes.services.renewals import NO_SOURCE_MESSAGE
 
 from ..policy_samples import imported_policy, issued_policy
 
@@ -134,3 +135,46 @@ def test_schema_documents_the_new_filters_and_endpoints(agents):
     assert {"starts_on", "ends_on"} <= set(components["Policy"]["properties"])
     assert {"customer", "quote_request"} <= set(components["PolicyDetail"]["properties"])
     assert "days_left" in components["Renewal"]["properties"]
+
+
+# --- asking again for a renewal ------------------------------------------------------------------
+
+
+def test_renewal_quote_asks_every_insurer_again_for_the_same_customer(
+    agents, policies, django_capture_on_commit_callbacks
+):
+    policy = policies["soon"]
+    source = policy.issuance.quote_request
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client_for(agents["ACENTE1"]).post(f"/api/renewals/{policy.pk}/quote/")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    new = QuoteRequest.objects.get(public_id=body["id"])
+    assert new.pk != source.pk and new.product == "trafik" and new.input_data == source.input_data
+    assert new.customer == policy.customer
+    assert {row["state"] for row in body["results"]} == {"QUEUED"} and len(body["results"]) >= 2
+    assert len(callbacks) == 1  # the insurer calls start once the request is committed
+
+
+def test_renewal_quote_of_an_imported_policy_is_a_conflict_naming_why(agents, policies):
+    before = QuoteRequest.objects.count()
+    response = client_for(agents["ACENTE1"]).post(f"/api/renewals/{policies['later'].pk}/quote/")
+    assert response.status_code == 409
+    assert response.json() == {"detail": NO_SOURCE_MESSAGE}
+    assert QuoteRequest.objects.count() == before
+
+
+@pytest.mark.parametrize("policy_id", ["other", "unknown", "malformed"])
+def test_renewal_quote_of_what_the_agency_does_not_own_is_not_found(agents, policies, policy_id):
+    path = {"other": str(policies["other"].pk), "unknown": "99999999", "malformed": "1e3"}[policy_id]
+    before = QuoteRequest.objects.count()
+    response = client_for(agents["ACENTE1"]).post(f"/api/renewals/{path}/quote/")
+    assert response.status_code == 404 and "detail" in response.json()
+    assert QuoteRequest.objects.count() == before
+
+
+def test_renewal_quote_needs_a_login_and_is_in_the_schema(agents, policies):
+    assert APIClient().post(f"/api/renewals/{policies['soon'].pk}/quote/").status_code in (401, 403)
+    schema = client_for(agents["ACENTE1"]).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    operation = schema["paths"]["/api/renewals/{policy_id}/quote/"]["post"]
+    assert {"201", "404", "409", "429"} <= set(operation["responses"])
