@@ -45,6 +45,9 @@ class SyncItem(WorkItem):
     # The policy's status before and after this item's answer was applied (empty until SUBMITTED).
     previous_status = models.CharField("önceki durum", max_length=16, blank=True)
     observed_status = models.CharField("şirketin bildirdiği durum", max_length=16, blank=True)
+    # Written by every claim (a fresh value each time): the batch claim reads its records back by
+    # it, and a batch write is fenced by it (`integrations.work.services.work_claim_batch`).
+    claim_token = models.CharField("talep jetonu", max_length=32, blank=True, default="", editable=False)
 
     class Meta:
         verbose_name = "eşitleme kaydı"

@@ -13,9 +13,11 @@ replayable in their original order.
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import timedelta
 from functools import partial
 
@@ -25,15 +27,19 @@ from django.db.models import Count, F, Max, Min, QuerySet
 from django.utils import timezone
 
 from integrations.answers.taxonomy import ErrorKind, InsurerError
-from integrations.calling.calls import endpoint_for_account, insurer_operation_run
+from integrations.calling.calls import Endpoint, endpoint_for_account, insurer_operation_run
 from integrations.calling.engine import Outcome
 from integrations.operations import Operation
 from integrations.retry_policies import RetryPolicy, policy_for
+from integrations.work.attempt_batch import AttemptBatch
 from integrations.work.item import WorkItem, WorkState
 from integrations.work.services import (
     WorkKind,
     work_claim,
+    work_claim_batch,
+    work_hand_back,
     work_mark_submitted,
+    work_mark_submitted_batch,
     work_promote_due,
     work_reclaim_expired,
     work_replay,
@@ -59,7 +65,21 @@ LEASE_MARGIN_SECONDS = 30.0
 # (a broker restart, a killed `sync_policies`): the pump sends them again.
 STALLED_RUN_SECONDS = 600.0
 
-# The task that processes one record of each replayable model.
+# Sync items are taken by drains (`sync_drain`): a few tasks a run, each claiming batches.
+DRAIN_TASK = "sync.tasks.sync_drain"
+# Drain tasks sent for a run (and after drains were lost); each keeps this many tries in flight.
+DRAIN_TASKS = getattr(settings, "SYNC_DRAIN_TASKS", settings.Q_CLUSTER.get("workers", 4))
+DRAIN_THREADS = getattr(settings, "SYNC_DRAIN_THREADS", 16)
+# How long a drain task claims before it hands over to a successor: its last tries must end
+# (one try: the policy's attempt timeout plus connect, twice for Çınar's token) well inside
+# django-q2's `timeout`, or the cluster kills it mid-try.
+DRAIN_SECONDS = getattr(settings, "SYNC_DRAIN_SECONDS", 60.0)
+# Successes are written together: every this many seconds, or once this many wait.
+FLUSH_SECONDS = 0.05
+FLUSH_ITEMS = 200
+
+# The task that processes one record of each replayable model (a sync item's, for tasks queued
+# one per item before drains, and for callers that process one item).
 PROCESS_TASKS: dict[type[WorkItem], str] = {
     SyncItem: "sync.tasks.sync_item_process",
     Issuance: "quotes.tasks.issuance_process",
@@ -102,12 +122,17 @@ def sync_run_start(*, trigger: str) -> SyncRun:
     return run
 
 
-def sync_run_enqueue(run: SyncRun) -> int:
-    """Hand every QUEUED item of the run to the django-q2 workers; returns how many."""
-    ids = list(run.items.filter(state=WorkState.QUEUED).order_by("pk").values_list("pk", flat=True))
-    for item_id in ids:
-        _enqueue(SyncItem, item_id)
-    return len(ids)
+def sync_run_enqueue(run: SyncRun, *, drains: int | None = None) -> int:
+    """Hand the run's QUEUED items to the django-q2 workers; returns how many are queued.
+
+    Not one task per item (thousands of broker round trips a night, each a claim of one row):
+    a few drain tasks (`drains`, by default `SYNC_DRAIN_TASKS`), each of which claims the due
+    items in batches and keeps a pool of threads busy on them (`sync_drain`).
+    """
+    queued = run.items.filter(state=WorkState.QUEUED).count()
+    if queued:
+        _enqueue_drains(min(drains or DRAIN_TASKS, queued))
+    return queued
 
 
 def _enqueue(model: type[WorkItem], item_id: int) -> None:
@@ -115,15 +140,23 @@ def _enqueue(model: type[WorkItem], item_id: int) -> None:
     transaction.on_commit(partial(_send_task, PROCESS_TASKS[model], item_id))
 
 
+def _enqueue_drains(count: int = 1, run_id: int | None = None) -> None:
+    """Send `count` drain tasks once the state change that made items due is committed. A drain
+    that finds nothing to claim ends at once, so one too many costs a task, never a double try."""
+    for _ in range(max(count, 0)):
+        transaction.on_commit(partial(_send_task, DRAIN_TASK, run_id))
+
+
 # Thousands a night, and each outcome is on its record: django-q2 keeps none of their successes
 # (a crash it still keeps). Every stored success is writes in the monitor, on the same database.
-_SUCCESS_NOT_STORED = {"sync.tasks.sync_item_process"}
+_SUCCESS_NOT_STORED = {"sync.tasks.sync_item_process", "sync.tasks.sync_drain"}
 
 
-def _send_task(func: str, item_id: int) -> None:
+def _send_task(func: str, arg: int | None) -> None:
     from django_q.tasks import async_task
 
-    async_task(func, item_id, task_name=f"{func.rsplit('.', 1)[-1]}-{item_id}", save=func not in _SUCCESS_NOT_STORED)
+    name = f"{func.rsplit('.', 1)[-1]}-{arg if arg is not None else 'all'}"
+    async_task(func, arg, task_name=name, save=func not in _SUCCESS_NOT_STORED)
 
 
 # --- one item ----------------------------------------------------------------------------------
@@ -162,7 +195,7 @@ def _lease_seconds(policy: RetryPolicy) -> float:
     return min(policy.deadline, 4 * per_request) + LEASE_MARGIN_SECONDS
 
 
-def _ask_insurer(item: SyncItem, permit: str) -> Outcome:
+def _ask_insurer(item: SyncItem, permit: str, *, endpoint: Endpoint | None = None, recorder=None) -> Outcome:
     account = item.policy.account
     if not account.is_active:
         # Switched off after the run started: fail it visibly, so it can be replayed once fixed.
@@ -171,13 +204,14 @@ def _ask_insurer(item: SyncItem, permit: str) -> Outcome:
         )
         return Outcome(result=None, error=error, attempts=0)
     return insurer_operation_run(
-        endpoint=endpoint_for_account(account),
+        endpoint=endpoint or endpoint_for_account(account),
         operation=POLICY_STATUS,
         data={"policy_no": item.payload["policy_no"]},
         product=item.payload.get("product", ""),
         attempt_limit=1,
         attempt_offset=item.attempts,
         budget_spent=permit == "spent",
+        recorder=recorder,
     )
 
 
@@ -208,6 +242,50 @@ def _notify_ended(policy: Policy) -> None:
 SYNC_WORK = WorkKind(model=SyncItem, call=_ask_insurer, on_success=_store_status)
 
 
+def _store_statuses(done: list[tuple[SyncItem, Outcome]]) -> list[SyncItem]:
+    """`_store_status` for a batch of answers, in the caller's transaction; returns the items written.
+
+    A few statements for the batch instead of four per item: the policies read (and locked) in
+    one SELECT, the items marked SUBMITTED per (claim, previous status, observed status), each
+    still fenced by its claim (an item whose lease was taken back is not written, nor is its
+    policy), the policies' statuses per status, and their periods per distinct change.
+    """
+    policies = Policy.objects.filter(pk__in=[item.policy_id for item, _ in done])
+    if connection.features.has_select_for_update:
+        policies = policies.select_for_update()
+    by_pk = {policy.pk: policy for policy in policies}
+    written = work_mark_submitted_batch(
+        [
+            (item, {"previous_status": by_pk[item.policy_id].status, "observed_status": outcome.result.status.value})
+            for item, outcome in done
+        ]
+    )
+    results = {item.pk: outcome.result for item, outcome in done}
+    by_status: dict[str, list[int]] = defaultdict(list)
+    periods: dict[tuple, list[int]] = defaultdict(list)
+    for item in written:
+        policy, result = by_pk[item.policy_id], results[item.pk]
+        status = result.status.value
+        by_status[status].append(policy.pk)
+        # As `policy_period_store`: a date the answer left out never clears one we know.
+        changes = tuple(
+            (name, value)
+            for name in ("starts_on", "ends_on")
+            if (value := getattr(result, name)) is not None and value != getattr(policy, name)
+        )
+        if changes:
+            periods[changes].append(policy.pk)
+        if status != policy.status and status in ENDED_STATUSES:
+            policy.status = status
+            transaction.on_commit(partial(_notify_ended, policy))
+    now = timezone.now()
+    for status, ids in by_status.items():
+        Policy.objects.filter(pk__in=ids).update(status=status, last_synced_at=now)
+    for changes, ids in periods.items():
+        Policy.objects.filter(pk__in=ids).update(**dict(changes))
+    return written
+
+
 def _state_of(item_id: int) -> str:
     return SyncItem.objects.values_list("state", flat=True).get(pk=item_id)
 
@@ -221,12 +299,16 @@ def sync_pump(*, processing_run: SyncRun | None = None) -> list[int]:
     Items made QUEUED here are sent to the workers, except those of `processing_run`: the
     `sync_policies` command that passes it processes its own run in-process.
     """
-    ids = work_reclaim_expired(SyncItem) + work_promote_due(SyncItem)
-    ids += [pk for pk in work_requeue_orphans(SyncItem) + _stalled_items(exclude=processing_run) if pk not in ids]
+    moved = work_reclaim_expired(SyncItem) + work_promote_due(SyncItem)
+    lost = [pk for pk in work_requeue_orphans(SyncItem) + _stalled_items(exclude=processing_run) if pk not in moved]
+    ids = moved + lost
     own = set(processing_run.items.filter(pk__in=ids).values_list("pk", flat=True)) if processing_run and ids else set()
-    for item_id in ids:
-        if item_id not in own:
-            _enqueue(SyncItem, item_id)
+    # One drain takes whatever is due (a drain still running takes it anyway); items whose
+    # drains were lost (a cluster killed, a broker restarted) get a full set again.
+    if any(pk not in own for pk in lost):
+        _enqueue_drains(DRAIN_TASKS)
+    elif any(pk not in own for pk in moved):
+        _enqueue_drains(1)
     sync_runs_close()
     return ids
 
@@ -324,6 +406,221 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
     return moved
 
 
+# --- drains: batches of items, a pool of threads -------------------------------------------------
+
+
+class _Drain:
+    """Claims due items in batches and keeps `threads` tries of them in flight; writes the
+    answers and their attempt rows in batches.
+
+    Only as many items are claimed as threads are free, so a claimed item starts at once and
+    its lease means what it always meant (one try). Successes wait in memory for the next
+    batch write (at most `FLUSH_SECONDS`), still IN_FLIGHT under their claim: a process that
+    dies before writing them loses nothing, their leases bring them back. Everything else a try
+    ends in (PENDING, FAILED, DEFERRED, handed back) is written by the try itself, as before.
+    When the cluster stops (or `stop` is set), nothing more is claimed; calls in flight are cut
+    and handed back (`work_try`), items not yet started are handed back without a call.
+    """
+
+    def __init__(
+        self, items: QuerySet, *, threads: int, stop: threading.Event | None = None, until: float | None = None
+    ) -> None:
+        self.items = items.select_related("policy__account__insurer")
+        self.threads = max(threads, 1)
+        self.stop = stop or threading.Event()
+        self.cluster_stop = work_stop_event()
+        self.until = until
+        self.attempts = AttemptBatch()
+        self.kind = WorkKind(model=SyncItem, call=self._ask, on_success=self._collect)
+        self.claimed = 0
+        self.stored = 0
+        self._lock = threading.Lock()
+        self._done: list[tuple[SyncItem, Outcome]] = []
+        self._ended_runs: set[int] = set()
+        self._busy = 0
+        self._todo: queue.Queue[SyncItem | None] = queue.Queue()
+        self._moved = threading.Event()
+        self._endpoints: dict[int, Endpoint] = {}
+        self._lease = max(
+            (_lease_seconds(policy_for(code, POLICY_STATUS)) for code in _insurer_codes()),
+            default=_lease_seconds(policy_for("anka", POLICY_STATUS)),
+        )
+
+    # -- the threads
+
+    def _ask(self, item: SyncItem, permit: str) -> Outcome:
+        account = item.policy.account
+        endpoint = self._endpoints.get(account.pk)
+        if endpoint is None:  # the credentials are decrypted once per account, not once per item
+            endpoint = self._endpoints[account.pk] = endpoint_for_account(account)
+        return _ask_insurer(item, permit, endpoint=endpoint, recorder=self.attempts.recorder())
+
+    def _collect(self, item: SyncItem, outcome: Outcome) -> WorkState:
+        with self._lock:
+            self._done.append((item, outcome))
+        return WorkState.IN_FLIGHT  # until the batch write
+
+    def _work(self) -> None:
+        try:
+            while (item := self._todo.get()) is not None:
+                try:
+                    if self.stop.is_set():
+                        work_hand_back(item)  # claimed, never started: back at once, no try used
+                        continue
+                    code = item.policy.account.insurer.code
+                    state = work_try(self.kind, item, insurer_code=code, policy=policy_for(code, POLICY_STATUS))
+                    if state not in OPEN_STATES:
+                        with self._lock:
+                            self._ended_runs.add(item.run_id)
+                except Exception:  # one item's crash must not stop the drain; its lease brings it back
+                    logger.exception("sync item %s: processing crashed", item.pk)
+                finally:
+                    with self._lock:
+                        self._busy -= 1
+                    self._moved.set()
+        finally:
+            connection.close()  # each thread has its own connection: do not leak them
+
+    # -- the claiming thread
+
+    def _stopping(self) -> bool:
+        return (
+            self.stop.is_set()
+            or self.cluster_stop.is_set()
+            or (self.until is not None and time.monotonic() >= self.until)
+        )
+
+    def run(
+        self,
+        *,
+        more: Callable[[], float | None] = lambda: None,
+        tick: float = 0.5,
+        on_tick: Callable[[], None] | None = None,
+    ) -> str:
+        """Drain until nothing is left to claim and `more()` says not to wait (returns "empty"),
+        or until stopped ("stopped") or out of time ("time"). `more()` returns how long to wait
+        for more work, or None; `on_tick` runs every `tick` seconds (a pump pass)."""
+        workers = [
+            threading.Thread(target=self._work, name=f"sync-drain-{i}", daemon=True) for i in range(self.threads)
+        ]
+        for worker in workers:
+            worker.start()
+        flushed_at = ticked_at = time.monotonic()
+        exhausted = False
+        reason = "empty"
+        try:
+            while True:
+                now = time.monotonic()
+                if on_tick is not None and now - ticked_at >= tick:
+                    on_tick()
+                    ticked_at = now
+                    exhausted = False
+                if self._stopping():
+                    reason = "time" if not (self.stop.is_set() or self.cluster_stop.is_set()) else "stopped"
+                    if self._busy == 0:
+                        break
+                else:
+                    free = self.threads - self._busy
+                    # Claim in batches: when a quarter of the threads is free, or all of them.
+                    if free and (free >= max(self.threads // 4, 1) or not exhausted):
+                        batch = self._claim(free)
+                        # A claim that failed (a busy database) says nothing about what is left.
+                        exhausted = batch is not None and len(batch) < free
+                due = now - flushed_at >= FLUSH_SECONDS and (self._done or len(self.attempts))
+                if len(self._done) >= FLUSH_ITEMS or due:
+                    self.flush()
+                    flushed_at = time.monotonic()
+                if exhausted and self._busy == 0 and not self._stopping():
+                    self.flush()
+                    flushed_at = time.monotonic()
+                    wait = more()
+                    if wait is None:
+                        break
+                    self._moved.wait(wait)
+                    self._moved.clear()
+                    exhausted = False
+                    continue
+                self._moved.wait(FLUSH_SECONDS)
+                self._moved.clear()
+        finally:
+            self.stop.set()  # from here on a thread hands back what it has not started
+            for _ in workers:
+                self._todo.put(None)
+            for worker in workers:
+                worker.join()
+            self.flush(final=True)
+        return reason
+
+    def _claim(self, limit: int) -> list[SyncItem] | None:
+        try:
+            batch = work_claim_batch(self.items, limit=limit, lease_seconds=self._lease)
+        except DatabaseError:
+            logger.exception("sync drain: a claim failed; trying again")
+            return None
+        with self._lock:
+            self._busy += len(batch)
+        self.claimed += len(batch)
+        for item in batch:
+            self._todo.put(item)
+        return batch
+
+    def flush(self, *, final: bool = False) -> None:
+        """Write the answers and attempt rows collected so far, in one transaction."""
+        for _ in range(5 if final else 1):
+            with self._lock:
+                done, self._done = self._done, []
+                ended, self._ended_runs = self._ended_runs, set()
+            rows = self.attempts.take()
+            if not (done or rows or ended):
+                return
+            try:
+                with transaction.atomic():
+                    self.attempts.write(rows)
+                    written = _store_statuses(done) if done else []
+            except DatabaseError:
+                # A busy database: keep them for the next write (still IN_FLIGHT under our claim).
+                logger.exception("sync drain: a batch write failed; trying again")
+                with self._lock:
+                    self._done[:0] = done
+                    self._ended_runs |= ended
+                self.attempts.add(rows)
+                if final:
+                    time.sleep(0.5)
+                continue
+            self.stored += len(written)
+            ended |= {item.run_id for item in written}
+            for run in SyncRun.objects.filter(pk__in=ended, finished_at__isnull=True):
+                sync_run_close(run)
+            return
+
+
+def _insurer_codes() -> list[str]:
+    from integrations.models import Insurer
+
+    return list(Insurer.objects.filter(is_active=True).values_list("code", flat=True))
+
+
+def sync_drain(run_id: int | None = None, *, seconds: float | None = None, threads: int | None = None) -> int:
+    """A drain task: claim QUEUED items (of one run, or any) in batches and try them, `threads`
+    at a time, until none is left; returns how many it claimed.
+
+    It claims for `seconds` at most (`SYNC_DRAIN_SECONDS`, kept inside django-q2's timeout with
+    room for the last tries), then sends a successor if items are still waiting, so the work
+    goes on in a fresh task. When its cluster stops it claims nothing more and hands back what
+    it holds.
+    """
+    policy = policy_for("anka", POLICY_STATUS)
+    tail = 2 * (policy.attempt_timeout + settings.INSURER_CONNECT_TIMEOUT) + 10
+    seconds = min(seconds or DRAIN_SECONDS, max(settings.Q_CLUSTER["timeout"] - tail, 1.0))
+    items = SyncItem.objects.all() if run_id is None else SyncItem.objects.filter(run_id=run_id)
+    drain = _Drain(items, threads=threads or DRAIN_THREADS, until=time.monotonic() + seconds)
+    reason = drain.run()
+    if reason == "time" and items.filter(state=WorkState.QUEUED).exists():
+        _enqueue_drains(1, run_id)
+    logger.info("sync drain: %s claimed, %s stored (%s)", drain.claimed, drain.stored, reason)
+    return drain.claimed
+
+
 # --- a whole run in-process (`sync_policies`) ------------------------------------------------------
 
 
@@ -336,50 +633,38 @@ def sync_run_process(
 ) -> dict[str, int]:
     """Process the run to the end in this process, `threads` items at a time; returns the counts.
 
-    PENDING items are waited for until their `next_attempt_at`. If interrupted, what is left is
-    handed to the django-q2 workers, so nothing stays QUEUED without a task.
+    The run is drained here (`_Drain`: batch claims, batch writes), pumped every `tick`, and
+    PENDING items are waited for until their `next_attempt_at`. If interrupted, the tries in
+    hand end, what was claimed but not started is handed back, and what is left is handed to
+    the django-q2 workers, so nothing stays QUEUED without a task.
     """
-    running: dict[int, Future] = {}
-    pumped_at = float("-inf")
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"sync-run-{run.pk}")
+    stop = threading.Event()
+    drain = _Drain(run.items.all(), threads=threads, stop=stop)
+
+    def pump() -> None:
+        sync_pump(processing_run=run)
+        if on_progress is not None:
+            on_progress(sync_run_progress(run))
+
+    def more() -> float | None:
+        sync_pump(processing_run=run)
+        progress = sync_run_progress(run)
+        if on_progress is not None:
+            on_progress(progress)
+        if progress["queued"]:
+            return 0.0
+        if progress["in_flight"] or progress["pending"]:
+            return _until_next_due(run, cap=tick)
+        return None
+
     try:
-        while True:
-            if time.monotonic() - pumped_at >= tick or not running:
-                sync_pump(processing_run=run)
-                pumped_at = time.monotonic()
-            for item_id in [pk for pk, future in running.items() if future.done()]:
-                running.pop(item_id)
-            room = 2 * threads - len(running)
-            if room > 0:
-                queued = run.items.filter(state=WorkState.QUEUED).exclude(pk__in=list(running)).order_by("pk")
-                for item_id in queued.values_list("pk", flat=True)[:room]:
-                    running[item_id] = pool.submit(_process_in_thread, item_id)
-            progress = sync_run_progress(run)
-            if on_progress is not None:
-                on_progress(progress)
-            if not running and not (progress["queued"] or progress["in_flight"] or progress["pending"]):
-                break
-            if running:
-                wait(list(running.values()), timeout=tick, return_when=FIRST_COMPLETED)
-            else:
-                time.sleep(_until_next_due(run, cap=tick))
+        drain.run(more=more, tick=tick, on_tick=pump)
     except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
+        stop.set()
         sync_run_enqueue(run)
         raise
-    pool.shutdown(wait=True)
     sync_run_close(run)
     return sync_run_progress(run)
-
-
-def _process_in_thread(item_id: int) -> str:
-    try:
-        return sync_item_process(item_id)
-    except Exception:  # one item's crash must not stop the run; its lease brings it back
-        logger.exception("sync item %s: processing crashed", item_id)
-        return ""
-    finally:
-        connection.close()  # each pool thread has its own connection: do not leak them
 
 
 def _until_next_due(run: SyncRun, *, cap: float) -> float:
@@ -423,7 +708,11 @@ def dead_letters_replay(
         SyncRun.objects.filter(pk__in=SyncItem.objects.filter(pk__in=replayed).values("run_id")).update(
             finished_at=None
         )
-    for item_id in replayed:
-        _enqueue(model, item_id)
+    if model is SyncItem:
+        if replayed:
+            _enqueue_drains(min(DRAIN_TASKS, len(replayed)))
+    else:
+        for item_id in replayed:
+            _enqueue(model, item_id)
     logger.info("replayed %s %s dead letters", len(replayed), model.__name__)
     return replayed

@@ -21,7 +21,9 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -75,23 +77,64 @@ def _db_in(seconds: float):
     return _now() + timedelta(seconds=seconds)
 
 
+def _has_claim_token(model: type[WorkItem]) -> bool:
+    """Models with a `claim_token` column can be claimed in batches (`work_claim_batch`)."""
+    return any(f.name == "claim_token" for f in model._meta.concrete_fields)
+
+
 def _held(item: WorkItem) -> dict[str, object]:
-    """The filter of a worker that still holds the record: IN_FLIGHT under the lease it claimed."""
-    return {"pk": item.pk, "state": WorkState.IN_FLIGHT, "lease_expires_at": item.lease_expires_at}
+    """The filter of a worker that still holds the record: IN_FLIGHT under the lease it claimed
+    (and, where the model has one, the claim's token: unique per claim, so a record taken back
+    and claimed again, even with an equal lease time, is never the late worker's)."""
+    held = {"pk": item.pk, "state": WorkState.IN_FLIGHT, "lease_expires_at": item.lease_expires_at}
+    if getattr(item, "claim_token", ""):
+        held["claim_token"] = item.claim_token
+    return held
+
+
+def _claim_fields(model: type[WorkItem], lease_seconds: float) -> dict[str, object]:
+    from django.db.models.functions import Coalesce
+
+    fields: dict[str, object] = {
+        "state": WorkState.IN_FLIGHT,
+        "lease_expires_at": _db_in(lease_seconds),
+        "updated_at": _now(),
+        "in_play_since": Coalesce(F("in_play_since"), F("created_at")),
+    }
+    if _has_claim_token(model):
+        # Every claim writes a token of its own, so whoever held the record before can not
+        # pass the fence of a batch write with the token it still has in memory.
+        fields["claim_token"] = uuid.uuid4().hex
+    return fields
 
 
 def work_claim(model: type[WorkItem], pk: int, *, lease_seconds: float) -> bool:
     """QUEUED -> IN_FLIGHT for exactly one worker, with a lease that outlives the call."""
-    from django.db.models.functions import Coalesce
+    return bool(model.objects.filter(pk=pk, state=WorkState.QUEUED).update(**_claim_fields(model, lease_seconds)))
 
-    return bool(
-        model.objects.filter(pk=pk, state=WorkState.QUEUED).update(
-            state=WorkState.IN_FLIGHT,
-            lease_expires_at=_db_in(lease_seconds),
-            updated_at=_now(),
-            in_play_since=Coalesce(F("in_play_since"), F("created_at")),
-        )
-    )
+
+def work_claim_batch(queryset: models.QuerySet, *, limit: int, lease_seconds: float) -> list[WorkItem]:
+    """QUEUED -> IN_FLIGHT for up to `limit` records of `queryset`, oldest first, in one statement.
+
+    One claim per batch instead of one per record is what lets a worker keep hundreds of tries
+    a second in flight. The claim writes a fresh token on the records it takes and reads them
+    back by it, so two claimers never get the same record: the UPDATE is guarded on QUEUED, and
+    on PostgreSQL the rows are chosen `FOR UPDATE SKIP LOCKED`, so concurrent claimers take
+    different rows instead of queueing behind each other's (SQLite serialises writers anyway).
+    The model needs a `claim_token` column. Returns the claimed records (lease and token set).
+    """
+    model = queryset.model
+    if limit <= 0:
+        return []
+    fields = _claim_fields(model, lease_seconds)
+    due = queryset.filter(state=WorkState.QUEUED).order_by("pk").values("pk")[:limit]
+    if connection.features.has_select_for_update_skip_locked:
+        due = due.select_for_update(skip_locked=True)
+    with transaction.atomic():
+        claimed = model.objects.filter(pk__in=due, state=WorkState.QUEUED).update(**fields)
+    if not claimed:
+        return []
+    return list(queryset.filter(state=WorkState.IN_FLIGHT, claim_token=fields["claim_token"]).order_by("pk"))
 
 
 def work_mark_submitted(item: WorkItem, **fields: object) -> bool:
@@ -113,6 +156,54 @@ def work_mark_submitted(item: WorkItem, **fields: object) -> bool:
             **fields,
         )
     )
+
+
+def work_mark_submitted_batch(done: Sequence[tuple[WorkItem, dict[str, object]]]) -> list[WorkItem]:
+    """IN_FLIGHT -> SUBMITTED for many records of one model in a few statements; returns those written.
+
+    Each record is still fenced by its own claim: the UPDATE is guarded on IN_FLIGHT and the
+    token it was claimed with, so a record whose lease was taken back (and maybe claimed again
+    by another worker, with another token) is not written, and is left out of the result.
+    Records that share a token and the same extra `fields` go in one UPDATE. Call it inside the
+    transaction that stores the rest of the answers, so a record is SUBMITTED only with them.
+    """
+    if not done:
+        return []
+    model = type(done[0][0])
+    now = timezone.now()
+    groups: dict[tuple, list[WorkItem]] = defaultdict(list)
+    written: list[WorkItem] = []
+    for item, fields in done:
+        if not getattr(item, "claim_token", ""):
+            if work_mark_submitted(item, **fields):  # claimed one by one: its lease is the fence
+                written.append(item)
+            continue
+        groups[(item.claim_token, tuple(sorted(fields.items())))].append(item)
+    for (token, fields), items in groups.items():
+        pks = [item.pk for item in items]
+        moved = model.objects.filter(pk__in=pks, state=WorkState.IN_FLIGHT, claim_token=token).update(
+            state=WorkState.SUBMITTED,
+            attempts=F("attempts") + 1,
+            lease_expires_at=None,
+            next_attempt_at=None,
+            finished_at=now,
+            updated_at=now,
+            error_class="",
+            error_kind="",
+            provider_code="",
+            error_message="",
+            **dict(fields),
+        )
+        if moved == len(pks):
+            written += items
+        elif moved:
+            ours = set(
+                model.objects.filter(
+                    pk__in=pks, claim_token=token, state=WorkState.SUBMITTED, finished_at=now
+                ).values_list("pk", flat=True)
+            )
+            written += [item for item in items if item.pk in ours]
+    return written
 
 
 def _error_fields(error: InsurerError) -> dict[str, object]:
@@ -386,7 +477,9 @@ class WorkKind:
 
     model: type[WorkItem]
     call: Callable[[Any, str], Outcome]
-    on_success: Callable[[Any, Outcome], None]
+    # May return the state it left the record in (a batch writer: IN_FLIGHT until it writes),
+    # which spares `work_try` reading it back.
+    on_success: Callable[[Any, Outcome], WorkState | None]
     looks_first: Callable[[Any], bool] = lambda item: False
     note: Callable[[Any, InsurerError, Outcome | None], str] | None = None
 
@@ -413,8 +506,8 @@ def work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: Retry
         with exchanges_stoppable():
             outcome = kind.call(item, permit)
         if outcome.ok:
-            kind.on_success(item, outcome)
-            return _state(item)
+            stored = kind.on_success(item, outcome)
+            return stored if stored is not None else _state(item)
         error = outcome.error
     except ExchangeStopped as stopped:
         return _hand_back(kind, item, stopped)

@@ -17,6 +17,7 @@ from django.utils import timezone
 from agencies.models import Agency
 from integrations.models import InsurerAccount
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
+from sync import services as svc
 from sync.models import SyncItem, SyncRun
 from tests.conftest import REPO_ROOT, wait_until
 from tests.sync.conftest import CODES
@@ -82,8 +83,8 @@ def test_sync_policies_draws_a_progress_line_on_a_terminal(make_policies, quick_
 def test_sync_policies_enqueue_only_hands_the_run_to_the_workers(
     make_policies, sent_tasks, django_capture_on_commit_callbacks
 ):
-    """--enqueue stores the run and queues one task per item, sending nothing itself."""
-    policies = make_policies("bogazici", ["BGZ-P-1", "BGZ-P-2"])
+    """--enqueue stores the run and queues a few drain tasks (never more than items), sending nothing itself."""
+    make_policies("bogazici", ["BGZ-P-1", "BGZ-P-2"])
     out = io.StringIO()
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -91,7 +92,7 @@ def test_sync_policies_enqueue_only_hands_the_run_to_the_workers(
 
     run = SyncRun.objects.get()
     assert f"Sync run #{run.pk}: 2 policies queued" in out.getvalue()
-    assert sorted(pk for _, pk in sent_tasks) == sorted(SyncItem.objects.get(policy=p).pk for p in policies)
+    assert sent_tasks == [("sync.tasks.sync_drain", None)] * min(2, svc.DRAIN_TASKS)
     assert set(run.items.values_list("state", flat=True)) == {"QUEUED"}
 
 
@@ -218,7 +219,8 @@ def test_replay_command_by_id_and_by_kind(failed_items, sent_tasks, django_captu
         call_command("replay_dead_letters", "--id", str(second.pk), "--id", "999999", stdout=out, stderr=err)
     assert f"Replayed 1 sync dead letters, oldest first: {second.pk}." in out.getvalue()
     assert "999999" in err.getvalue()
-    assert sent_tasks == [("sync.tasks.sync_item_process", second.pk)]
+    assert sent_tasks == [("sync.tasks.sync_drain", None)]
+    assert SyncItem.objects.get(pk=second.pk).state == "QUEUED"
 
     out = io.StringIO()
     call_command("replay_dead_letters", "--kind", first.error_kind, stdout=out)

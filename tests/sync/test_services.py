@@ -201,7 +201,7 @@ def test_expired_lease_is_reclaimed_and_live_one_is_not(
 
     with django_capture_on_commit_callbacks(execute=True):
         assert svc.sync_pump() == [item_of(dead).pk]
-    assert sent_tasks == [("sync.tasks.sync_item_process", item_of(dead).pk)]
+    assert sent_tasks == [("sync.tasks.sync_drain", None)]  # one drain takes whatever is due
     assert item_of(dead).state == "QUEUED" and item_of(alive).state == "IN_FLIGHT"
     assert svc.sync_item_process(item_of(dead).pk) == "SUBMITTED"
 
@@ -258,7 +258,8 @@ def test_stalled_run_is_sent_to_the_workers_again(make_policies, sent_tasks, dja
         second = svc.sync_pump()
 
     assert first == [item_of(p).pk for p in policies] and second == []
-    assert sent_tasks == [("sync.tasks.sync_item_process", pk) for pk in first]
+    # Their drains were lost: a full set is sent again (once), not a task per item.
+    assert sent_tasks == [("sync.tasks.sync_drain", None)] * svc.DRAIN_TASKS
 
 
 # --- dead letters ------------------------------------------------------------------------------
@@ -289,7 +290,7 @@ def test_replay_of_one_dead_letter_after_a_fix(dead_letters, sandbox, sent_tasks
     with django_capture_on_commit_callbacks(execute=True):
         assert svc.dead_letters_replay(ids=[item.pk]) == [item.pk]
 
-    assert sent_tasks == [("sync.tasks.sync_item_process", item.pk)]
+    assert sent_tasks == [("sync.tasks.sync_drain", None)]
     assert SyncRun.objects.get(pk=item.run_id).finished_at is None  # the run is open again
     assert svc.sync_item_process(item.pk) == "SUBMITTED"
     assert Policy.objects.get(pk=item.policy_id).status == "CANCELLED"
@@ -304,7 +305,9 @@ def test_replay_of_a_selection_keeps_the_original_order(dead_letters, sent_tasks
         replayed = svc.dead_letters_replay(ids=chosen)
 
     assert replayed == [dead_letters[0].pk, dead_letters[2].pk, dead_letters[4].pk]
-    assert [pk for _, pk in sent_tasks] == replayed
+    assert sent_tasks and set(sent_tasks) == {("sync.tasks.sync_drain", None)}
+    queued = SyncItem.objects.filter(state="QUEUED").order_by("pk")
+    assert list(queued.values_list("pk", flat=True)) == replayed  # a drain claims them oldest first
     assert SyncItem.objects.get(pk=dead_letters[1].pk).state == "FAILED"
 
 
