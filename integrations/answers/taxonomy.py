@@ -101,6 +101,8 @@ def plain_message(error: InsurerError) -> str:
     sentence, naming the refused field when the insurer named it."""
     if error.message in Reason.ALL:
         return error.message
+    if error.is_local_refusal:
+        return LOCAL_RATE_LIMIT_PLAIN_TR
     text = PLAIN_MESSAGE_TR[error.kind]
     label = FIELD_LABELS_TR.get(error.field or "")
     if error.kind is ErrorKind.VALIDATION and label:
@@ -117,6 +119,20 @@ class Reason:
     QUOTE_EXPIRED = "Teklifin süresi dolmuş"
     PRODUCT_NOT_ALLOWED = "Bu ürün için yetkiniz yok"
     ALL = frozenset({NOT_ELIGIBLE, RISK_DECLINED, QUOTE_EXPIRED, PRODUCT_NOT_ALLOWED})
+
+
+# provider_code of a call refused on our side because the account's next send slot lies beyond
+# the call's deadline: nothing was sent, so nothing can have taken effect. A THROTTLED error
+# like the insurer's own (the agent reads the same "şu an yoğun"), but never counted as one.
+LOCAL_RATE_LIMIT = "LOCAL_RATE_LIMIT"
+
+# What the agent reads for it: the insurer is busy (our side of its limit), nothing was sent.
+LOCAL_RATE_LIMIT_PLAIN_TR = "Sigorta şirketi şu an yoğun; istek gönderilmedi. Biraz sonra yeniden deneyin."
+
+# What such a refusal says beside the plain sentence: why the call was not sent.
+LOCAL_RATE_LIMIT_MESSAGE_TR = (
+    "Acentenin bu şirketteki gönderim hakkı dolu; istek süresi içinde sıra gelmeyeceği için gönderilmedi."
+)
 
 
 @dataclass(frozen=True)
@@ -171,6 +187,16 @@ class InsurerError(Exception):
     @property
     def is_throttle(self) -> bool:
         return self.kind is ErrorKind.THROTTLED
+
+    @property
+    def is_local_refusal(self) -> bool:
+        """Refused on our side for want of a send slot: the insurer never saw the call."""
+        return self.provider_code == LOCAL_RATE_LIMIT
+
+    @property
+    def is_insurer_throttle(self) -> bool:
+        """The insurer itself said "too many": what the send rate learns from."""
+        return self.kind is ErrorKind.THROTTLED and self.provider_code != LOCAL_RATE_LIMIT
 
     def agent_message(self) -> str:
         """Turkish text fit for an agent's screen."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import os
 import socket
 import threading
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import requests
 from django.conf import settings
@@ -31,11 +32,13 @@ from urllib3.exceptions import NewConnectionError
 
 from insurehub.dbpool import db_connection_release
 from integrations.answers.classification import classify
-from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, Refusal
+from integrations.answers.taxonomy import LOCAL_RATE_LIMIT, ErrorClass, ErrorKind, InsurerError, Refusal
 from integrations.attempts.recording import MAX_RAW_SAMPLE, AttemptRecord, AttemptRecorder
 from integrations.masking import mask_and_cut, raw_sample
 
 T = TypeVar("T")
+
+logger = logging.getLogger("integrations.calling")
 
 # provider_code of a request refused before sending: never recorded as an attempt.
 NOT_SENT = "REQUEST_NOT_SENT"
@@ -116,6 +119,38 @@ class CallContext:
     attempt_timeout: float = 10.0
 
 
+class Pacer(Protocol):
+    """Paces every exchange of one operation: the main call and every helper call (a token, a
+    poll, a lookup, a download) take a send slot of the account, because the insurer counts
+    them all against the contract."""
+
+    def before_send(self, call: Call, *, remaining: float | None) -> None:
+        """Wait for the account's next send slot; raise a local THROTTLED `InsurerError`
+        (`LOCAL_RATE_LIMIT`) when the slot leaves too little of the `remaining` seconds before
+        the deadline for the call itself: the call is then not sent."""
+
+    def after_answer(self, call: Call, *, throttled: bool) -> None:
+        """The insurer answered (`throttled`: with its own throttle signal)."""
+
+
+class _LocalRefusals:
+    """How many calls this process refused locally for want of a send slot, for on-call and the
+    bench. No attempt row is written for them (nothing reached the insurer, and the attempt log
+    measures what the insurer said); each is logged, and the operation's outcome carries
+    `LOCAL_RATE_LIMIT`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def add(self) -> None:
+        with self._lock:
+            self.count += 1
+
+
+local_refusals = _LocalRefusals()
+
+
 _sessions = threading.local()
 
 
@@ -151,6 +186,8 @@ class Channel:
         self.error_table = error_table
         self._session = session
         self.last_http_status: int | None = None
+        # Installed by the retry engine for the operation's run; None: unpaced (a test, a probe).
+        self.pacer: Pacer | None = None
 
     def remaining(self) -> float | None:
         if self.context.deadline_at is None:
@@ -166,6 +203,14 @@ class Channel:
         if remaining is not None and remaining <= 0.05:
             # Nothing is sent, so nothing is recorded: the insurer never saw this call.
             raise InsurerError(ErrorKind.TIMEOUT, provider_code="DEADLINE_EXCEEDED", message="deadline reached")
+        pacer = self.pacer
+        if pacer is not None:
+            self._pace(pacer, call, remaining)
+            if _stoppable() and _watchdog.stopped:
+                raise ExchangeStopped(sent=False)  # the stop came while waiting for the slot
+            remaining = self.remaining()
+            if remaining is not None and remaining <= 0.05:
+                raise InsurerError(ErrorKind.TIMEOUT, provider_code="DEADLINE_EXCEEDED", message="deadline reached")
         read_timeout = (
             self.context.attempt_timeout if remaining is None else min(self.context.attempt_timeout, remaining)
         )
@@ -182,10 +227,14 @@ class Channel:
         except InsurerError as error:
             if error.provider_code != NOT_SENT:
                 self._record(call, started_at, started, reply, error)
+                if pacer is not None:
+                    pacer.after_answer(call, throttled=error.is_throttle)
             raise
         except Refusal as refusal:
             error = self._from_refusal(refusal, reply)
             self._record(call, started_at, started, reply, error)
+            if pacer is not None:
+                pacer.after_answer(call, throttled=error.is_throttle)
             raise error from refusal
         except Exception as exc:
             error = InsurerError(
@@ -198,9 +247,34 @@ class Channel:
                 raw_sample=reply.sample() if reply else "",
             )
             self._record(call, started_at, started, reply, error)
+            if pacer is not None:
+                pacer.after_answer(call, throttled=False)
             raise error from exc
         self._record(call, started_at, started, reply, None)
+        if pacer is not None:
+            pacer.after_answer(call, throttled=False)
         return result
+
+    def _pace(self, pacer: Pacer, call: Call, remaining: float | None) -> None:
+        """Take the call's send slot. One beyond the deadline (less the least time a call needs)
+        is not taken and the call not sent: refused here, counted and logged, never an attempt row."""
+        try:
+            pacer.before_send(call, remaining=remaining)
+        except InsurerError as error:
+            if error.provider_code == LOCAL_RATE_LIMIT:
+                local_refusals.add()
+                ctx = self.context
+                logger.warning(
+                    "insurer=%s op=%s call=%s attempt=%d account=%s refused locally: next send slot in %.2fs, "
+                    "beyond the deadline (not sent)",
+                    ctx.insurer_code,
+                    ctx.operation,
+                    call.name,
+                    ctx.attempt_no,
+                    ctx.account_key,
+                    error.wait.seconds if error.wait else -1.0,
+                )
+            raise
 
     def _send(self, call: Call, read_timeout: float) -> Reply:
         session = self._session or _session()

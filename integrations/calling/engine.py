@@ -71,6 +71,33 @@ class UnpacedRate:
         return None
 
 
+# The least time a paced call keeps before its deadline for the exchange itself (capped by the
+# attempt timeout): a send slot later than that is refused locally rather than taken.
+SEND_WINDOW_SECONDS = 1.0
+
+
+class _SendRatePacer:
+    """The channel's pacer for one operation: every exchange — the main call and each helper
+    call (Çınar's token, Deniz's polls and lookups, a document download) — takes a send slot of
+    the account, and every answer the insurer gave feeds the shared send rate. A call refused
+    locally (its slot beyond the deadline) was never answered, so the rate learns nothing from it."""
+
+    __slots__ = ("account_key", "policy", "send_rate")
+
+    def __init__(self, send_rate: SendRate, account_key: str, policy: RetryPolicy) -> None:
+        self.send_rate, self.account_key, self.policy = send_rate, account_key, policy
+
+    def before_send(self, call: Any, *, remaining: float | None) -> None:
+        # A slot that leaves the call no time to be answered is as good as none: the call would
+        # reach the insurer (using up the contract) and time out here. Keep a send window.
+        window = min(SEND_WINDOW_SECONDS, self.policy.attempt_timeout)
+        max_wait = None if remaining is None else max(remaining - window, 0.0)
+        self.send_rate.acquire(self.account_key, policy=self.policy, max_wait=max_wait)
+
+    def after_answer(self, call: Any, *, throttled: bool) -> None:
+        self.send_rate.observe(self.account_key, throttled=throttled, policy=self.policy)
+
+
 @dataclass
 class Outcome:
     """What one operation came to, after all its attempts."""
@@ -252,13 +279,13 @@ def run_operation(
     def attempt_once(engine_attempt: int) -> Quote | Address | Policy | Document:
         attempt_no = attempt_offset + engine_attempt
         ctx.attempt_no = attempt_no
-        send_rate.acquire(ctx.account_key, policy=policy, max_wait=channel.remaining())
         try:
             result = issuance.attempt() if issuance is not None else adapter.run(op.value, data)
         except InsurerError as error:
             counters.budget_spent = False  # a failed retry keeps its unit spent
-            send_rate.observe(ctx.account_key, throttled=error.is_throttle, policy=policy)
-            if attempt_no == 1:
+            # A call refused locally for want of a send slot never reached the insurer: it says
+            # nothing about the insurer's health, so the retry budget does not count it.
+            if attempt_no == 1 and not error.is_local_refusal:
                 budget.record_first_attempt(ctx.insurer_code, ok=False, ratio=policy.retry_budget_ratio)
             counters.previous_error, counters.last_error = counters.last_error, error
             if is_wait_not_failure(error):
@@ -266,7 +293,6 @@ def run_operation(
             else:
                 counters.failures += 1
             raise
-        send_rate.observe(ctx.account_key, throttled=False, policy=policy)
         if attempt_no == 1:
             budget.record_first_attempt(ctx.insurer_code, ok=True, ratio=policy.retry_budget_ratio)
         if counters.budget_spent:
@@ -315,6 +341,9 @@ def run_operation(
         if on_retry is not None:
             on_retry(state.attempt_number + 1, error, state.upcoming_sleep)
 
+    # Every exchange of this run is paced (the channel calls the pacer), helper calls included.
+    previous_pacer = channel.pacer
+    channel.pacer = _SendRatePacer(send_rate, ctx.account_key, policy)
     retrying = Retrying(
         stop=stop,
         wait=wait,
@@ -356,6 +385,7 @@ def run_operation(
             outcome="unknown" if issuance is not None and counters.maybe_committed else "",
         )
     finally:
+        channel.pacer = previous_pacer
         recorder.flush()
 
 

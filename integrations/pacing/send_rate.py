@@ -10,9 +10,31 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from insurehub.dbpool import sleep_released
+from integrations.answers.taxonomy import (
+    LOCAL_RATE_LIMIT,
+    LOCAL_RATE_LIMIT_MESSAGE_TR,
+    ErrorKind,
+    InsurerError,
+    WaitHint,
+)
 from integrations.pacing.arithmetic import adjusted_rate, rate_ceiling
 from integrations.pacing.shared_state import SharedState, shared_state
 from integrations.retry_policies import RetryPolicy
+
+
+def local_rate_limit(wait: float) -> InsurerError:
+    """A call refused on our side: its send slot is `wait` seconds away, beyond its deadline.
+
+    THROTTLED, so every layer treats it as a wait and never as a failure; not ambiguous
+    (nothing was sent); its wait hint is the slot's, so a durable record comes back then.
+    """
+    return InsurerError(
+        ErrorKind.THROTTLED,
+        provider_code=LOCAL_RATE_LIMIT,
+        message=LOCAL_RATE_LIMIT_MESSAGE_TR,
+        wait=WaitHint(round(wait, 3), "local-send-rate"),
+        ambiguous=False,
+    )
 
 
 class SharedSendRate:
@@ -31,16 +53,22 @@ class SharedSendRate:
         return rate_ceiling(policy_ceiling=policy.rate_ceiling, contracted_rate=self.contracted_rate)
 
     def acquire(self, account_key: str, *, policy: RetryPolicy, max_wait: float | None) -> float:
-        """Wait for this account's next send slot. A slot later than `max_wait` is not taken:
-        the call goes out now, and the insurer's own throttle signal, if any, decides."""
+        """Wait for this account's next send slot; returns the wait.
+
+        A slot later than `max_wait` (the call's deadline) is not taken — the shared state leaves
+        it for a caller who can wait that long — and the call is not sent: sending it anyway
+        would put a burst beyond the contract on the insurer, which may suspend an agency that
+        keeps breaking its limit. Raises `local_rate_limit(wait)` then.
+        """
         ceiling = self._ceiling(policy)
         wait = self.state.reserve_send_slot(
             account_key, initial_rate=ceiling, ceiling=ceiling, max_wait=max_wait, burst=policy.rate_burst
         )
-        if wait > 0 and (max_wait is None or wait <= max_wait):
+        if max_wait is not None and wait > max_wait:
+            raise local_rate_limit(wait)
+        if wait > 0:
             self.sleep(wait)
-            return wait
-        return 0.0
+        return wait
 
     def observe(self, account_key: str, *, throttled: bool, policy: RetryPolicy) -> None:
         closed = self.state.record_outcome(account_key, throttled=throttled)

@@ -163,7 +163,10 @@ class DatabaseSharedState:
                     if wait > limit:
                         return wait  # further away than this caller can wait: not taken
             else:
-                return 0.0  # the state kept moving under us: send, the insurer's signal will tell
+                # The state kept moving under us (or the database's clock and ours disagree at
+                # the boundary): no slot was taken, so the call must not go. Report a wait just
+                # past what the caller can take; an unbounded caller always matches a live row.
+                return limit + 0.001
         tat, rate, reserved_at = reserved
         # The slot starts 1/rate before the new TAT; the tolerance lets it go that much earlier.
         return max(tat - (1.0 + tolerance) / rate - reserved_at, 0.0)

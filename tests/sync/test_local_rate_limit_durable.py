@@ -1,0 +1,49 @@
+"""A durable record whose call is refused locally for want of a send slot waits; it never fails.
+
+The nightly sync's real path (`sync_item_process` -> `work_try` -> the engine with
+`attempt_limit=1`) against the sandbox; the account's send slots are taken far ahead in the
+shared state, as a crowd of workers on the same account would leave them (issue 14, target 8).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from integrations.answers.taxonomy import LOCAL_RATE_LIMIT
+from integrations.models import Attempt, InsurerAccount, SendRateState
+from integrations.work.item import WorkState
+from sync.models import SyncRun
+from sync.services import sync_item_process, sync_run_start
+
+pytestmark = pytest.mark.django_db
+
+SLOT_IN = 1000.0  # seconds: beyond the status call's deadline
+
+
+def test_a_sync_item_refused_locally_goes_pending_until_its_slot_not_failed(sandbox, make_policies):
+    make_policies("anka", ["ANKA-LOCAL-1"])
+    account = InsurerAccount.objects.select_related("insurer").get(insurer__code="anka", agency__code="ACENTE1")
+    now = time.time()
+    SendRateState.objects.update_or_create(
+        account_key=account.rate_key,
+        defaults={"rate": 5.0, "known_good": 5.0, "tat": now + SLOT_IN, "window_started": now},
+    )
+    run = sync_run_start(trigger=SyncRun.Trigger.COMMAND)
+    item = run.items.get()
+    before = timezone.now()
+
+    state = sync_item_process(item.pk)
+
+    item.refresh_from_db()
+    assert state == WorkState.PENDING == item.state
+    assert item.provider_code == LOCAL_RATE_LIMIT
+    # Back when its slot comes (the slot's wait, plus the throttle spread), not at a backoff.
+    assert item.next_attempt_at >= before + timedelta(seconds=SLOT_IN - 5)
+    # A wait, not a failure: counted apart from the tries that failed.
+    assert item.throttled_attempts == 1
+    assert sandbox["anka"].state.counts()["total_received"] == 0
+    assert not Attempt.objects.filter(insurer_code="anka").exists()
