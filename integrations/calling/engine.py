@@ -319,6 +319,10 @@ def run_operation(
         remaining = channel.remaining()
         if not reason and remaining is not None and state.upcoming_sleep >= remaining - 0.05:
             reason = "deadline"
+        if not reason and error.is_local_refusal:
+            # The account's next slot lies beyond what is left: after that wait no time would be
+            # left to send, so a retry can never fit. The agent is told "busy" now, not later.
+            reason = "deadline"
         # A throttle retry is paced by the insurer itself, and a lookup is not a retry: only a
         # failure retry that sends again spends budget (an issuance pays when it re-sends).
         if not reason and not is_wait_not_failure(error) and not (issuance and counters.maybe_committed):

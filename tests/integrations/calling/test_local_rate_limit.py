@@ -75,6 +75,23 @@ def test_a_quote_whose_slot_lies_beyond_its_deadline_is_refused_locally_and_not_
     assert channel_module.local_refusals.count == refused_before + 1
 
 
+def test_a_slot_that_leaves_no_time_to_send_is_refused_and_not_waited_for(sandbox, recording_sleep):
+    """The slot lies inside the deadline, but too close to it for the call to be answered: the
+    call is refused at once and the engine does not sleep towards a retry that cannot fit."""
+    endpoint = _endpoint(sandbox, "anka", rate=10.0)
+    deadline = policy_for("anka", "trafik_quote").deadline
+    _slots_taken(endpoint.account_key, rate=9.8, seconds=deadline - 0.5)
+
+    outcome = insurer_operation_run(
+        endpoint=endpoint, operation="trafik_quote", data=samples.TRAFIK, sleep=recording_sleep
+    )
+
+    assert outcome.error is not None and outcome.error.provider_code == LOCAL_RATE_LIMIT
+    assert (outcome.attempts, outcome.stop_reason) == (1, "deadline")
+    assert recording_sleep.waits == []
+    assert sandbox["anka"].state.counts()["total_received"] == 0
+
+
 def test_a_slot_within_the_deadline_is_waited_for_then_sent(sandbox):
     """The paced call waits for its slot (a short one here) and goes: no refusal below the deadline."""
     endpoint = _endpoint(sandbox, "anka", rate=10.0)
