@@ -25,16 +25,23 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.registry import SCENARIOS as REGISTERED
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
-SCENARIOS = ("rate", "storm", "fanout", "overhead", "mixed")
+SCENARIOS = tuple(REGISTERED)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small loads, under a minute (CI: the suite still works)")
     parser.add_argument(
-        "--scenario", action="append", choices=SCENARIOS, help="run only these (repeatable); default: all five"
+        "--scenario", action="append", choices=SCENARIOS, help="run only these (repeatable); default: all"
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        help="times each repeated scenario runs (default: its REPEATS in a full run, 1 with --quick)",
     )
     parser.add_argument("--out", help="where results.md and the PNGs go")
     return parser.parse_args(argv)
@@ -111,10 +118,18 @@ def main(argv: list[str] | None = None) -> int:
         from bench import report, runner
 
         started = time.monotonic()
-        results = runner.run_all(scenarios, quick=args.quick, workdir=workdir, raw_dir=str(raw_dir))
+        results = runner.run_all(
+            scenarios, quick=args.quick, workdir=workdir, raw_dir=str(raw_dir), repeats=args.repeats
+        )
         results["meta"]["wall_seconds"] = time.monotonic() - started
         report.write(results, out_dir=out_dir, raw_dir=raw_dir)
     print(f"bench: results in {out_dir / 'results.md'} ({results['meta']['wall_seconds']:.0f} s)")
+    print("\n".join(report.summary_text(results)), flush=True)
+    for name, why in results["skipped"].items():
+        print(f"bench: skipped {name}: {why}")
+    if results["failed"]:
+        print(f"bench: FAILED: {', '.join(results['failed'])} (tracebacks in results.md and raw/results.json)")
+        return 1
     return 0
 
 

@@ -91,6 +91,9 @@ class World:
     raw_dir: str
     quick: bool
     notes: list[str] = field(default_factory=list)
+    # Which of the runner's repeats of a scenario this is (0-based), and `--repeats N` if given.
+    repeat: int = 0
+    repeats_override: int | None = None
     _redis: tuple[str, Any] | None = None
     _postgres: tuple[str, str] | None = None  # (database URL, data directory)
 
@@ -120,6 +123,13 @@ class World:
                 process.kill()
                 process.wait()
             self._redis = None
+
+    def repeats(self, declared: int) -> int:
+        """How many times a scenario that repeats part of itself does so: `declared` in a full
+        run, once in quick mode, `--repeats N` when given (as the runner counts its own repeats)."""
+        if self.repeats_override is not None:
+            return max(self.repeats_override, 1)
+        return 1 if self.quick else declared
 
     def url(self, code: str) -> str:
         return self.servers[code].base_url

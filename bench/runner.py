@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import platform
 import subprocess
 import sys
 import time
+import traceback
 from datetime import UTC, datetime
 from typing import Any
 
 from bench.env import Probe, World
+from bench.metrics import median_run, repeats_aggregate
+from bench.registry import SCENARIOS, load
 
-MODULES = {
-    "rate": "bench.s1_rate",
-    "storm": "bench.s2_storm",
-    "fanout": "bench.s3_fanout",
-    "overhead": "bench.s4_overhead",
-    "mixed": "bench.s5_mixed",
-}
+# Kept for callers that read the old name: the registry is bench/registry.py.
+MODULES = SCENARIOS
 
 
 def _git(*args: str) -> str:
@@ -35,7 +32,50 @@ def _git(*args: str) -> str:
         return ""
 
 
-def run_all(scenarios: list[str], *, quick: bool, workdir: str, raw_dir: str) -> dict[str, Any]:
+def repeats_for(module: Any, *, quick: bool, override: int | None) -> int:
+    """How many times a scenario's `run(world)` is called: its `REPEATS` in a full run (1 when it
+    declares none), once in quick mode; `--repeats N` replaces a declared REPEATS (quick too)."""
+    declared = int(getattr(module, "REPEATS", 1) or 1)
+    if declared <= 1:
+        return 1
+    if override is not None:
+        return max(int(override), 1)
+    return 1 if quick else declared
+
+
+def repeat_metrics(name: str, module: Any, s: dict[str, Any]) -> dict[str, float | None]:
+    """The module's `repeat_metrics(s)`; for the first five, the report's names when it has none."""
+    if callable(getattr(module, "repeat_metrics", None)):
+        return dict(module.repeat_metrics(s))
+    from bench.report import default_repeat_metrics
+
+    return default_repeat_metrics(name, s)
+
+
+def run_repeated(name: str, module: Any, world: World, repeats: int) -> dict[str, Any]:
+    """`run(world)` `repeats` times; the run whose first named number is the median is kept whole,
+    and `s["repeats"]` gets min / median / max of every number `repeat_metrics(s)` names."""
+    results: list[dict[str, Any]] = []
+    numbers: list[dict[str, float | None]] = []
+    for index in range(repeats):
+        world.repeat = index
+        if repeats > 1:
+            print(f"bench:   repeat {index + 1} of {repeats}", flush=True)
+        result = module.run(world)
+        results.append(result)
+        numbers.append(repeat_metrics(name, module, result) if repeats > 1 else {})
+    world.repeat = 0
+    if repeats == 1:
+        return results[0]
+    kept = results[median_run(numbers)]
+    kept["repeats"] = {**repeats_aggregate(numbers), "kept_run": median_run(numbers) + 1}
+    return kept
+
+
+def run_all(
+    scenarios: list[str], *, quick: bool, workdir: str, raw_dir: str, repeats: int | None = None
+) -> dict[str, Any]:
+    from bench.bare import bare_call_measure
     from integrations.demo import demo_data_seed
     from sandbox import DEFAULT_ACCOUNTS, start_all
 
@@ -44,6 +84,7 @@ def run_all(scenarios: list[str], *, quick: bool, workdir: str, raw_dir: str) ->
         demo_data_seed(base_urls={code: server.base_url for code, server in servers.items()}, accounts=DEFAULT_ACCOUNTS)
         world = World(servers=servers, probe=Probe(servers), raw_dir=raw_dir, quick=quick)
         world.workdir = workdir  # type: ignore[attr-defined]
+        world.repeats_override = repeats
         results: dict[str, Any] = {
             "meta": {
                 "mode": "quick" if quick else "full",
@@ -58,14 +99,34 @@ def run_all(scenarios: list[str], *, quick: bool, workdir: str, raw_dir: str) ->
                 "load_average_start": [round(x, 2) for x in os.getloadavg()],
                 "database": "SQLite (WAL), a fresh file per run",
                 "scenarios": scenarios,
+                "repeats_override": repeats,
             },
             "scenarios": {},
+            "skipped": {},
+            "failed": {},
         }
+        print("bench: the machine's bare call ...", flush=True)
+        results["meta"]["bare_call"] = bare = bare_call_measure(world)
+        print(
+            f"bench: bare keep-alive requests call: median {bare['median_us']:.0f} µs, p95 {bare['p95_us']:.0f} µs "
+            f"({bare['calls']} calls)",
+            flush=True,
+        )
         for name in scenarios:
-            print(f"bench: scenario {name} ...", flush=True)
+            module, why = load(name)
+            if module is None:
+                print(f"bench: scenario {name}: {why}", flush=True)
+                results["skipped"][name] = why
+                continue
+            count = repeats_for(module, quick=quick, override=repeats)
+            print(f"bench: scenario {name}{f' × {count}' if count > 1 else ''} ...", flush=True)
             started = time.monotonic()
-            module = importlib.import_module(MODULES[name])
-            results["scenarios"][name] = module.run(world)
+            try:
+                results["scenarios"][name] = run_repeated(name, module, world, count)
+            except Exception:  # the other scenarios' numbers are still worth writing
+                results["failed"][name] = traceback.format_exc()[-4000:]
+                print(f"bench: scenario {name} FAILED:\n{results['failed'][name]}", flush=True)
+                continue
             results["scenarios"][name]["wall_seconds"] = time.monotonic() - started
             print(f"bench: scenario {name} done in {time.monotonic() - started:.1f} s", flush=True)
         results["meta"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
