@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -27,9 +28,12 @@ from django.db.models import Count, F, Max, Min, QuerySet
 from django.utils import timezone
 
 from integrations.answers.taxonomy import ErrorKind, InsurerError
+from integrations.attempts.recording import AttemptRecorder
 from integrations.calling.calls import Endpoint, endpoint_for_account, insurer_operation_run
 from integrations.calling.engine import Outcome
 from integrations.operations import Operation
+from integrations.pacing.retry_budget import SharedRetryBudget
+from integrations.pacing.send_rate import SharedSendRate
 from integrations.retry_policies import RetryPolicy, policy_for
 from integrations.work.attempt_batch import AttemptBatch
 from integrations.work.item import WorkItem, WorkState
@@ -47,6 +51,7 @@ from integrations.work.services import (
     work_stop_event,
     work_try,
 )
+from integrations.work.write_gate import gated_shared_state, write_gate
 from notifications.services import notify_policy_ended
 from quotes.models import Issuance, Policy
 from quotes.services.issuance import issuance_replay_prepare
@@ -195,7 +200,14 @@ def _lease_seconds(policy: RetryPolicy) -> float:
     return min(policy.deadline, 4 * per_request) + LEASE_MARGIN_SECONDS
 
 
-def _ask_insurer(item: SyncItem, permit: str, *, endpoint: Endpoint | None = None, recorder=None) -> Outcome:
+def _ask_insurer(
+    item: SyncItem,
+    permit: str,
+    *,
+    endpoint: Endpoint | None = None,
+    recorder: AttemptRecorder | None = None,
+    state: Any | None = None,
+) -> Outcome:
     account = item.policy.account
     if not account.is_active:
         # Switched off after the run started: fail it visibly, so it can be replayed once fixed.
@@ -203,8 +215,9 @@ def _ask_insurer(item: SyncItem, permit: str, *, endpoint: Endpoint | None = Non
             ErrorKind.NOT_ALLOWED, provider_code="ACCOUNT_INACTIVE", message="Acentenin bu şirketteki hesabı pasif."
         )
         return Outcome(result=None, error=error, attempts=0)
+    endpoint = endpoint or endpoint_for_account(account)
     return insurer_operation_run(
-        endpoint=endpoint or endpoint_for_account(account),
+        endpoint=endpoint,
         operation=POLICY_STATUS,
         data={"policy_no": item.payload["policy_no"]},
         product=item.payload.get("product", ""),
@@ -212,6 +225,9 @@ def _ask_insurer(item: SyncItem, permit: str, *, endpoint: Endpoint | None = Non
         attempt_offset=item.attempts,
         budget_spent=permit == "spent",
         recorder=recorder,
+        # The default shared state, or the same one through this process's write gate (a drain).
+        send_rate=SharedSendRate(contracted_rate=endpoint.contracted_rate, state=state) if state else None,
+        budget=SharedRetryBudget(state=state) if state else None,
     )
 
 
@@ -441,6 +457,7 @@ class _Drain:
         self._todo: queue.Queue[SyncItem | None] = queue.Queue()
         self._moved = threading.Event()
         self._endpoints: dict[int, Endpoint] = {}
+        self._state = gated_shared_state()
         self._lease = max(
             (_lease_seconds(policy_for(code, POLICY_STATUS)) for code in _insurer_codes()),
             default=_lease_seconds(policy_for("anka", POLICY_STATUS)),
@@ -453,7 +470,7 @@ class _Drain:
         endpoint = self._endpoints.get(account.pk)
         if endpoint is None:  # the credentials are decrypted once per account, not once per item
             endpoint = self._endpoints[account.pk] = endpoint_for_account(account)
-        return _ask_insurer(item, permit, endpoint=endpoint, recorder=self.attempts.recorder())
+        return _ask_insurer(item, permit, endpoint=endpoint, recorder=self.attempts.recorder(), state=self._state)
 
     def _collect(self, item: SyncItem, outcome: Outcome) -> WorkState:
         with self._lock:
@@ -553,7 +570,8 @@ class _Drain:
 
     def _claim(self, limit: int) -> list[SyncItem] | None:
         try:
-            batch = work_claim_batch(self.items, limit=limit, lease_seconds=self._lease)
+            with write_gate():
+                batch = work_claim_batch(self.items, limit=limit, lease_seconds=self._lease)
         except DatabaseError:
             logger.exception("sync drain: a claim failed; trying again")
             return None
@@ -574,7 +592,7 @@ class _Drain:
             if not (done or rows or ended):
                 return
             try:
-                with transaction.atomic():
+                with write_gate(), transaction.atomic():
                     self.attempts.write(rows)
                     written = _store_statuses(done) if done else []
             except DatabaseError:
