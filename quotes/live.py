@@ -25,7 +25,9 @@ A stream (`results_events`):
   the browser would reconnect), and after `STREAM_MAX_SECONDS` anyway (the browser reconnects
   and the login and agency are checked again), so a held thread is bounded;
 - never holds a database connection while it waits: the connection is closed after each
-  render (Django opens the next one lazily); the watcher closes its own after every look.
+  render (Django opens the next one lazily). The watcher keeps one connection while streams
+  are open (a look every 25 ms; reopening it each time would cost more than the query, and an
+  autocommit read holds no snapshot between looks) and closes it as soon as none is.
 
 A held stream ties one server thread: gunicorn's gthread workers need threads for the agents
 watching at once (scripts/serve.sh), runserver and the test server start a thread per request.
@@ -128,6 +130,9 @@ class Watcher:
     def _run(self) -> None:
         while True:
             with self._lock:
+                if not self._subscriptions:
+                    # Idle: hand the connection back before waiting for the next stream.
+                    connections.close_all()
                 while not self._subscriptions:
                     self._lock.wait()
                 watched = list(self._subscriptions)
@@ -135,8 +140,7 @@ class Watcher:
                 self.look(watched)
             except Exception:  # a database hiccup must not end the watcher: the streams keep waiting
                 logger.exception("quote live watcher: look failed")
-            finally:
-                connections.close_all()
+                connections.close_all()  # a broken connection is opened afresh on the next look
             time.sleep(self.interval)
 
     def look(self, watched: list[Subscription]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from uuid import UUID
 
@@ -122,6 +123,9 @@ def quote_request_stream(request: HttpRequest, public_id: UUID) -> HttpResponse:
 
     def rendered() -> live.Rendered:
         context = _results_context(quote_request, user)
+        # When the server sent it (epoch ms): splits a row's store-to-screen time into the server's
+        # part and the browser's (the bench reads it off the page).
+        context["pushed_at_ms"] = round(time.time() * 1000)
         html = render_to_string("quotes/_results.html", context)
         return live.Rendered(html=html, version=context["results_version"], all_final=context["all_final"])
 
