@@ -47,9 +47,11 @@ class RetryBudget(Protocol):
 class SendRate(Protocol):
     """Paces calls per agency account; learns from throttles (shared state)."""
 
-    def acquire(self, account_key: str, *, policy: RetryPolicy, max_wait: float | None) -> float: ...
+    def acquire(
+        self, account_key: str, *, policy: RetryPolicy, max_wait: float | None, count: bool = False
+    ) -> float: ...
 
-    def observe(self, account_key: str, *, throttled: bool, policy: RetryPolicy) -> None: ...
+    def observe(self, account_key: str, *, throttled: bool, policy: RetryPolicy, counted: bool = False) -> None: ...
 
 
 class UnlimitedBudget:
@@ -64,10 +66,10 @@ class UnlimitedBudget:
 
 
 class UnpacedRate:
-    def acquire(self, account_key: str, *, policy: RetryPolicy, max_wait: float | None) -> float:
+    def acquire(self, account_key: str, *, policy: RetryPolicy, max_wait: float | None, count: bool = False) -> float:
         return 0.0
 
-    def observe(self, account_key: str, *, throttled: bool, policy: RetryPolicy) -> None:
+    def observe(self, account_key: str, *, throttled: bool, policy: RetryPolicy, counted: bool = False) -> None:
         return None
 
 
@@ -92,10 +94,11 @@ class _SendRatePacer:
         # reach the insurer (using up the contract) and time out here. Keep a send window.
         window = min(SEND_WINDOW_SECONDS, self.policy.attempt_timeout)
         max_wait = None if remaining is None else max(remaining - window, 0.0)
-        self.send_rate.acquire(self.account_key, policy=self.policy, max_wait=max_wait)
+        # The slot counts the attempt too (one statement): the answer then writes only a throttle.
+        self.send_rate.acquire(self.account_key, policy=self.policy, max_wait=max_wait, count=True)
 
     def after_answer(self, call: Any, *, throttled: bool) -> None:
-        self.send_rate.observe(self.account_key, throttled=throttled, policy=self.policy)
+        self.send_rate.observe(self.account_key, throttled=throttled, policy=self.policy, counted=True)
 
 
 @dataclass

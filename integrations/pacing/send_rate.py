@@ -17,7 +17,7 @@ from integrations.answers.taxonomy import (
     InsurerError,
     WaitHint,
 )
-from integrations.pacing.arithmetic import adjusted_rate, rate_ceiling
+from integrations.pacing.arithmetic import RateState, Window, adjusted_rate, rate_ceiling
 from integrations.pacing.shared_state import SharedState, shared_state
 from integrations.retry_policies import RetryPolicy
 
@@ -52,28 +52,44 @@ class SharedSendRate:
     def _ceiling(self, policy: RetryPolicy) -> float:
         return rate_ceiling(policy_ceiling=policy.rate_ceiling, contracted_rate=self.contracted_rate)
 
-    def acquire(self, account_key: str, *, policy: RetryPolicy, max_wait: float | None) -> float:
+    def acquire(self, account_key: str, *, policy: RetryPolicy, max_wait: float | None, count: bool = False) -> float:
         """Wait for this account's next send slot; returns the wait.
 
         A slot later than `max_wait` (the call's deadline) is not taken — the shared state leaves
         it for a caller who can wait that long — and the call is not sent: sending it anyway
         would put a burst beyond the contract on the insurer, which may suspend an agency that
         keeps breaking its limit. Raises `local_rate_limit(wait)` then.
+
+        `count`: the slot taken also counts the attempt in the send rate's window, in the same
+        step (the caller then reports only a throttle: `observe(..., counted=True)`).
         """
         ceiling = self._ceiling(policy)
-        wait = self.state.reserve_send_slot(
-            account_key, initial_rate=ceiling, ceiling=ceiling, max_wait=max_wait, burst=policy.rate_burst
-        )
+        if count:
+            wait, closed = self.state.reserve_counted(
+                account_key, initial_rate=ceiling, ceiling=ceiling, max_wait=max_wait, burst=policy.rate_burst
+            )
+            if closed is not None:
+                self._adjust(account_key, closed, policy)
+        else:
+            wait = self.state.reserve_send_slot(
+                account_key, initial_rate=ceiling, ceiling=ceiling, max_wait=max_wait, burst=policy.rate_burst
+            )
         if max_wait is not None and wait > max_wait:
             raise local_rate_limit(wait)
         if wait > 0:
             self.sleep(wait)
         return wait
 
-    def observe(self, account_key: str, *, throttled: bool, policy: RetryPolicy) -> None:
-        closed = self.state.record_outcome(account_key, throttled=throttled)
-        if closed is None:
+    def observe(self, account_key: str, *, throttled: bool, policy: RetryPolicy, counted: bool = False) -> None:
+        """The insurer's answer to a call; `counted`: its attempt was counted with its slot, so
+        only a throttle is left to write (a success costs no statement)."""
+        if counted and not throttled:
             return
+        closed = self.state.record_outcome(account_key, throttled=throttled, counted=counted)
+        if closed is not None:
+            self._adjust(account_key, closed, policy)
+
+    def _adjust(self, account_key: str, closed: tuple[RateState, Window], policy: RetryPolicy) -> None:
         current, window = closed
         adjusted = adjusted_rate(
             current,

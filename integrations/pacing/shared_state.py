@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import connection
@@ -37,8 +37,16 @@ class SharedState(Protocol):
     ) -> float:
         """Reserve the account's next send slot; returns the wait before sending (not reserved if > max_wait)."""
 
-    def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
-        """Count one attempt; the caller that closes the window gets (current rate state, closed window)."""
+    def reserve_counted(
+        self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int = 1
+    ) -> tuple[float, tuple[RateState, Window] | None]:
+        """`reserve_send_slot`, and a slot taken is also counted as an attempt of the window (one
+        step instead of two on the hot path); the caller that closes the window also gets
+        (current rate state, closed window). A slot not taken is not counted."""
+
+    def record_outcome(self, key: str, *, throttled: bool, counted: bool = False) -> tuple[RateState, Window] | None:
+        """Count one attempt (`counted`: already counted when its slot was taken, so only a
+        throttle is added); the caller that closes the window gets (current rate state, closed window)."""
 
     def set_rate(self, key: str, state: RateState) -> None: ...
 
@@ -71,8 +79,15 @@ class DatabaseSharedState:
         "WHERE account_key = %s AND (%s OR {greatest}(tat, {now}) - %s / {least}(rate, %s) - {now} <= %s) "
         "RETURNING tat, rate, {now}"
     )
+    # The same slot, and the attempt counted in the window, in one statement (the hot path).
+    _RESERVE_COUNTED_SQL = _RESERVE_SQL.replace(
+        "tat = {greatest}", "window_attempts = window_attempts + 1, tat = {greatest}"
+    ).replace(
+        "RETURNING tat, rate, {now}",
+        "RETURNING tat, rate, {now}, window_attempts, window_throttled, window_started, known_good",
+    )
     _COUNT_SQL = (
-        "UPDATE integrations_sendratestate SET window_attempts = window_attempts + 1, "
+        "UPDATE integrations_sendratestate SET window_attempts = window_attempts + %s, "
         "window_throttled = window_throttled + %s WHERE account_key = %s "
         "RETURNING window_attempts, window_throttled, window_started, rate, known_good"
     )
@@ -132,12 +147,26 @@ class DatabaseSharedState:
     def reserve_send_slot(
         self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int = 1
     ) -> float:
+        return self._reserve(
+            key, initial_rate=initial_rate, ceiling=ceiling, max_wait=max_wait, burst=burst, counted=False
+        )[0]
+
+    def reserve_counted(
+        self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int = 1
+    ) -> tuple[float, tuple[RateState, Window] | None]:
+        return self._reserve(
+            key, initial_rate=initial_rate, ceiling=ceiling, max_wait=max_wait, burst=burst, counted=True
+        )
+
+    def _reserve(
+        self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int, counted: bool
+    ) -> tuple[float, tuple[RateState, Window] | None]:
         from integrations.models import SendRateState
 
         now = self._clock()
         unbounded = max_wait is None
         limit = 0.0 if max_wait is None else max_wait
-        sql, now_is_param = self._sql(self._RESERVE_SQL)
+        sql, now_is_param = self._sql(self._RESERVE_COUNTED_SQL if counted else self._RESERVE_SQL)
         clock = [now] if now_is_param else []
         tolerance = max(burst, 1) - 1  # slots that may go early: GCRA's tau, in units of 1/rate
         params = [ceiling, *clock, ceiling, key, unbounded, *clock, tolerance, ceiling, *clock, limit, *clock]
@@ -161,32 +190,52 @@ class DatabaseSharedState:
                 elif not unbounded:
                     wait, _ = gcra_reserve(row[0], now=now, rate=min(row[1], ceiling), burst=burst)
                     if wait > limit:
-                        return wait  # further away than this caller can wait: not taken
+                        return wait, None  # further away than this caller can wait: not taken
             else:
                 # The state kept moving under us (or the database's clock and ours disagree at
                 # the boundary): no slot was taken, so the call must not go. Report a wait just
                 # past what the caller can take; an unbounded caller always matches a live row.
-                return limit + 0.001
-        tat, rate, reserved_at = reserved
+                return limit + 0.001, None
+            closed = None
+            if counted:
+                _, rate, reserved_at, attempts, throttled_count, started, known_good = reserved
+                closed = self._close_window(
+                    cursor, key, reserved_at, attempts, throttled_count, started, rate, known_good
+                )
+        tat, rate, reserved_at = reserved[:3]
         # The slot starts 1/rate before the new TAT; the tolerance lets it go that much earlier.
-        return max(tat - (1.0 + tolerance) / rate - reserved_at, 0.0)
+        return max(tat - (1.0 + tolerance) / rate - reserved_at, 0.0), closed
 
-    def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
+    def _close_window(
+        self,
+        cursor: Any,
+        key: str,
+        now: float,
+        attempts: int,
+        throttled_count: int,
+        started: float,
+        rate: float,
+        known_good: float,
+    ) -> tuple[RateState, Window] | None:
+        """Close the window if it is complete; only the caller whose reset lands gets it."""
+        window = Window(attempts=attempts, throttled=throttled_count, seconds=now - started)
+        if not window.is_closed():
+            return None
+        cursor.execute(self._CLOSE_SQL, [now, key, started])
+        if cursor.rowcount != 1:
+            return None
+        return RateState(rate=rate, known_good=known_good or rate), window
+
+    def record_outcome(self, key: str, *, throttled: bool, counted: bool = False) -> tuple[RateState, Window] | None:
         now = self._clock()
         with connection.cursor() as cursor:
-            cursor.execute(self._COUNT_SQL, [int(throttled), key])
-            counted = cursor.fetchone()
-            if counted is None:
+            cursor.execute(self._COUNT_SQL, [0 if counted else 1, int(throttled), key])
+            row = cursor.fetchone()
+            if row is None:
                 return None
-            attempts, throttled_count, started, rate, known_good = counted
-            window = Window(attempts=attempts, throttled=throttled_count, seconds=now - started)
-            if not window.is_closed():
-                return None
+            attempts, throttled_count, started, rate, known_good = row
             # Only the caller whose reset lands closes the window: exactly one adjusts the rate.
-            cursor.execute(self._CLOSE_SQL, [now, key, started])
-            if cursor.rowcount != 1:
-                return None
-        return RateState(rate=rate, known_good=known_good or rate), window
+            return self._close_window(cursor, key, now, attempts, throttled_count, started, rate, known_good)
 
     def set_rate(self, key: str, state: RateState) -> None:
         from integrations.models import SendRateState
@@ -288,7 +337,7 @@ _RECORD = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local attempts = redis.call('HINCRBY', KEYS[1], 'wattempts', 1)
+local attempts = redis.call('HINCRBY', KEYS[1], 'wattempts', tonumber(ARGV[5] or '1'))
 local throttled = redis.call('HINCRBY', KEYS[1], 'wthrottled', tonumber(ARGV[1]))
 local started = tonumber(redis.call('HGET', KEYS[1], 'wstart') or tostring(now))
 local seconds = now - started
@@ -395,8 +444,20 @@ class RedisSharedState:
         )
         return float(wait)
 
-    def record_outcome(self, key: str, *, throttled: bool) -> tuple[RateState, Window] | None:
-        closed = self._record(keys=[self._rate_key(key)], args=[int(throttled), *self._window_args])
+    def reserve_counted(
+        self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int = 1
+    ) -> tuple[float, tuple[RateState, Window] | None]:
+        """Two scripts here (the slot, then the count): one round trip each, both atomic. The
+        window may see the count a moment after the slot, which changes nothing it decides."""
+        wait = self.reserve_send_slot(key, initial_rate=initial_rate, ceiling=ceiling, max_wait=max_wait, burst=burst)
+        if max_wait is not None and wait > max_wait:
+            return wait, None
+        return wait, self.record_outcome(key, throttled=False)
+
+    def record_outcome(self, key: str, *, throttled: bool, counted: bool = False) -> tuple[RateState, Window] | None:
+        closed = self._record(
+            keys=[self._rate_key(key)], args=[int(throttled), *self._window_args, 0 if counted else 1]
+        )
         if not closed:
             return None
         rate, good, attempts, throttled_count, seconds = closed

@@ -134,8 +134,8 @@ class _CrowdAfterFirst(SharedSendRate):
         super().__init__(contracted_rate=contracted_rate)
         self.slots: list[float] = []
 
-    def acquire(self, account_key: str, *, policy: RetryPolicy, max_wait: float | None) -> float:
-        wait = super().acquire(account_key, policy=policy, max_wait=max_wait)
+    def acquire(self, account_key: str, *, policy: RetryPolicy, max_wait: float | None, count: bool = False) -> float:
+        wait = super().acquire(account_key, policy=policy, max_wait=max_wait, count=count)
         self.slots.append(wait)
         _slots_taken(account_key, rate=policy.rate_ceiling)
         return wait
