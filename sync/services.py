@@ -13,6 +13,7 @@ replayable in their original order.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -73,8 +74,11 @@ STALLED_RUN_SECONDS = 600.0
 # Sync items are taken by drains (`sync_drain`): a few tasks a run, each claiming batches.
 DRAIN_TASK = "sync.tasks.sync_drain"
 # Drain tasks sent for a run (and after drains were lost); each keeps this many tries in flight.
-DRAIN_TASKS = getattr(settings, "SYNC_DRAIN_TASKS", settings.Q_CLUSTER.get("workers", 4))
-DRAIN_THREADS = getattr(settings, "SYNC_DRAIN_THREADS", 16)
+# A setting, or the environment of the process (a benchmark sizes its clusters' drains so).
+DRAIN_TASKS = int(
+    getattr(settings, "SYNC_DRAIN_TASKS", 0) or os.environ.get("SYNC_DRAIN_TASKS") or settings.Q_CLUSTER["workers"]
+)
+DRAIN_THREADS = int(getattr(settings, "SYNC_DRAIN_THREADS", 0) or os.environ.get("SYNC_DRAIN_THREADS") or 16)
 # How long a drain task claims before it hands over to a successor: its last tries must end
 # (one try: the policy's attempt timeout plus connect, twice for Çınar's token) well inside
 # django-q2's `timeout`, or the cluster kills it mid-try.

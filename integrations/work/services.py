@@ -128,9 +128,13 @@ def work_claim_batch(queryset: models.QuerySet, *, limit: int, lease_seconds: fl
         return []
     fields = _claim_fields(model, lease_seconds)
     due = queryset.filter(state=WorkState.QUEUED).order_by("pk").values("pk")[:limit]
-    if connection.features.has_select_for_update_skip_locked:
-        due = due.select_for_update(skip_locked=True)
     with transaction.atomic():
+        if connection.features.has_select_for_update_skip_locked:
+            # Rows locked first, then updated: PostgreSQL may run an `IN (… LIMIT n FOR UPDATE
+            # SKIP LOCKED)` subquery again for each row it updates, which takes more than `n`.
+            due = list(due.select_for_update(skip_locked=True).values_list("pk", flat=True))
+            if not due:
+                return []
         claimed = model.objects.filter(pk__in=due, state=WorkState.QUEUED).update(**fields)
     if not claimed:
         return []
