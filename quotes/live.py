@@ -136,12 +136,14 @@ class Watcher:
                 while not self._subscriptions:
                     self._lock.wait()
                 watched = list(self._subscriptions)
+            pause = self.interval
             try:
                 self.look(watched)
             except Exception:  # a database hiccup must not end the watcher: the streams keep waiting
                 logger.exception("quote live watcher: look failed")
                 connections.close_all()  # a broken connection is opened afresh on the next look
-            time.sleep(self.interval)
+                pause = 1.0  # meanwhile the pages' streams time out into keep-alives, or their poll runs
+            time.sleep(pause)
 
     def look(self, watched: list[Subscription]) -> None:
         versions = results_versions({s.request_id for s in watched})

@@ -149,3 +149,20 @@ def test_past_the_deadline_the_stream_closes_the_open_rows_and_ends(desk, trafik
     sent = events(chunk_text(chunk) for chunk in desk.get(stream_url(trafik_request)).streaming_content)
     assert [event["event"] for event in sent] == ["done"]
     assert sent[0]["data"].count('data-state="NO_ANSWER"') == len(registered_codes())
+
+
+def test_the_watcher_looks_at_every_watched_request_in_one_query(agents, trafik_request, django_assert_num_queries):
+    """One query per look for all the streams of a process, and only a changed request is woken."""
+    other = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    watcher = live.Watcher()
+    mine, theirs, also_mine = (live.Subscription(r.pk) for r in (trafik_request, other, trafik_request))
+    with django_assert_num_queries(1):
+        watcher.look([mine, theirs, also_mine])
+    for subscription in (mine, theirs, also_mine):
+        assert subscription.changed.is_set()  # the first look tells every stream where it stands
+        subscription.changed.clear()
+    store_quote(trafik_request, sorted(registered_codes())[0])
+    with django_assert_num_queries(1):
+        watcher.look([mine, theirs, also_mine])
+    assert mine.changed.is_set() and also_mine.changed.is_set() and not theirs.changed.is_set()
+    assert mine.version == live.results_versions([trafik_request.pk])[trafik_request.pk]
