@@ -102,6 +102,13 @@ def parse_policy_date(value: Any) -> date | None:
     if not isinstance(value, str) or not value.strip():
         return None
     raw = value.strip()
+    if len(raw) == 10 and raw[4] == "-":
+        # The common ISO form, without strptime's cost on every status answer; anything
+        # fromisoformat reads here, the forms below would have read the same.
+        try:
+            return date.fromisoformat(raw)
+        except ValueError:
+            pass
     for fmt in _DATE_FORMATS:
         try:
             return datetime.strptime(raw, fmt).date()
