@@ -82,7 +82,9 @@ DRAIN_THREADS = int(getattr(settings, "SYNC_DRAIN_THREADS", 0) or os.environ.get
 # How long a drain task claims before it hands over to a successor: its last tries must end
 # (one try: the policy's attempt timeout plus connect, twice for Çınar's token) well inside
 # django-q2's `timeout`, or the cluster kills it mid-try.
-DRAIN_SECONDS = getattr(settings, "SYNC_DRAIN_SECONDS", 60.0)
+# Shorter slices let the broker spread a run's drains over clusters again and again, and let
+# other tasks (the pump, quotes) in between; each slice's successor goes to whichever is free.
+DRAIN_SECONDS = float(getattr(settings, "SYNC_DRAIN_SECONDS", 0) or os.environ.get("SYNC_DRAIN_SECONDS") or 30.0)
 # Successes are written together: every this many seconds, or once this many wait.
 FLUSH_SECONDS = 0.05
 FLUSH_ITEMS = 200
