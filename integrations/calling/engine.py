@@ -84,16 +84,21 @@ class _SendRatePacer:
     the account, and every answer the insurer gave feeds the shared send rate. A call refused
     locally (its slot beyond the deadline) was never answered, so the rate learns nothing from it."""
 
-    __slots__ = ("account_key", "policy", "send_rate")
+    __slots__ = ("account_key", "max_slot_wait", "policy", "send_rate")
 
-    def __init__(self, send_rate: SendRate, account_key: str, policy: RetryPolicy) -> None:
+    def __init__(
+        self, send_rate: SendRate, account_key: str, policy: RetryPolicy, *, max_slot_wait: float | None = None
+    ) -> None:
         self.send_rate, self.account_key, self.policy = send_rate, account_key, policy
+        self.max_slot_wait = max_slot_wait
 
     def before_send(self, call: Any, *, remaining: float | None) -> None:
         # A slot that leaves the call no time to be answered is as good as none: the call would
         # reach the insurer (using up the contract) and time out here. Keep a send window.
         window = min(SEND_WINDOW_SECONDS, self.policy.attempt_timeout)
         max_wait = None if remaining is None else max(remaining - window, 0.0)
+        if self.max_slot_wait is not None:
+            max_wait = self.max_slot_wait if max_wait is None else min(max_wait, self.max_slot_wait)
         # The slot counts the attempt too (one statement): the answer then writes only a throttle.
         self.send_rate.acquire(self.account_key, policy=self.policy, max_wait=max_wait, count=True)
 
@@ -349,8 +354,13 @@ def run_operation(
             on_retry(state.attempt_number + 1, error, state.upcoming_sleep)
 
     # Every exchange of this run is paced (the channel calls the pacer), helper calls included.
+    # A durable record's try (attempt_limit=1) waits for a slot no longer than one attempt's
+    # timeout: its lease is sized for a few requests, not for a wait up to a long deadline, and
+    # a record refused here goes PENDING until its slot, holding no worker meanwhile.
     previous_pacer = channel.pacer
-    channel.pacer = _SendRatePacer(send_rate, ctx.account_key, policy)
+    channel.pacer = _SendRatePacer(
+        send_rate, ctx.account_key, policy, max_slot_wait=policy.attempt_timeout if attempt_limit == 1 else None
+    )
     retrying = Retrying(
         stop=stop,
         wait=wait,

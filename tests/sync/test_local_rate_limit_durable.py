@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from integrations.answers.taxonomy import LOCAL_RATE_LIMIT
 from integrations.models import Attempt, InsurerAccount, SendRateState
+from integrations.retry_policies import default_policy
 from integrations.work.item import WorkState
 from sync.models import SyncRun
 from sync.services import sync_item_process, sync_run_start
@@ -24,13 +25,22 @@ pytestmark = pytest.mark.django_db
 SLOT_IN = 1000.0  # seconds: beyond the status call's deadline
 
 
-def test_a_sync_item_refused_locally_goes_pending_until_its_slot_not_failed(sandbox, make_policies):
+@pytest.mark.parametrize(
+    "slot_in",
+    [
+        SLOT_IN,
+        # Inside the status call's deadline (600 s) but longer than one attempt may take: a
+        # durable try does not hold its worker (and outlive its lease) waiting for it.
+        3 * default_policy("policy_status").attempt_timeout,
+    ],
+)
+def test_a_sync_item_refused_locally_goes_pending_until_its_slot_not_failed(sandbox, make_policies, slot_in):
     make_policies("anka", ["ANKA-LOCAL-1"])
     account = InsurerAccount.objects.select_related("insurer").get(insurer__code="anka", agency__code="ACENTE1")
     now = time.time()
     SendRateState.objects.update_or_create(
         account_key=account.rate_key,
-        defaults={"rate": 5.0, "known_good": 5.0, "tat": now + SLOT_IN, "window_started": now},
+        defaults={"rate": 5.0, "known_good": 5.0, "tat": now + slot_in, "window_started": now},
     )
     run = sync_run_start(trigger=SyncRun.Trigger.COMMAND)
     item = run.items.get()
@@ -42,7 +52,7 @@ def test_a_sync_item_refused_locally_goes_pending_until_its_slot_not_failed(sand
     assert state == WorkState.PENDING == item.state
     assert item.provider_code == LOCAL_RATE_LIMIT
     # Back when its slot comes (the slot's wait, plus the throttle spread), not at a backoff.
-    assert item.next_attempt_at >= before + timedelta(seconds=SLOT_IN - 5)
+    assert item.next_attempt_at >= before + timedelta(seconds=slot_in - 5)
     # A wait, not a failure: counted apart from the tries that failed.
     assert item.throttled_attempts == 1
     assert sandbox["anka"].state.counts()["total_received"] == 0
