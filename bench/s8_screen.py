@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.env import World, platform_account, policy_overrides_clear
-from bench.metrics import percentile
+from bench.metrics import percentile, repeated
 from bench.proc import REPO_ROOT
 from bench.procfs import cpu_seconds, rss_kb
 from bench.s3_fanout import insurer_codes, latency_config, stop_cluster
@@ -68,7 +68,7 @@ REPEATS = 3
 def params(quick: bool) -> dict[str, Any]:
     if quick:
         return {"agents": 5, "seconds": 6.0, "think_s": [0.2, 0.8], "ramp_s": 1.0, "latency_scale": 1.0}
-    return {"agents": 50, "seconds": 20.0, "think_s": [0.5, 2.0], "ramp_s": 3.0, "latency_scale": 1.0}
+    return {"agents": 50, "seconds": 15.0, "think_s": [0.5, 2.0], "ramp_s": 3.0, "latency_scale": 1.0}
 
 
 def repeat_metrics(s: dict[str, Any]) -> dict[str, float | None]:
@@ -126,6 +126,8 @@ def run(world: World) -> dict[str, Any]:
             # The web server's CPU over the pass (logins included): what the stream costs it.
             s["web_cpu_s"] = cpu_seconds([web.pid]) - cpu_before
             s["pass_s"] = time.monotonic() - started
+            # Two cores shared with the browser: a busy machine shows here first.
+            s["load_average_end"] = round(os.getloadavg()[0], 2)
             print(
                 f"  s8 {mode}: requests={s['requests']} pushed rows={s['rows']} (in the page: {s['in_page']}) "
                 f"screen p50/p95/p99 ms={_ms(s['p50_ms'])}/{_ms(s['p95_ms'])}/{_ms(s['p99_ms'])} "
@@ -320,9 +322,9 @@ def _ms(value: float | None) -> str:
 
 
 def _figure(s: dict[str, Any], mode: str, name: str = "p95_ms") -> str:
-    repeated = (s.get("repeats") or {}).get(f"{mode}.{name}")
-    if isinstance(repeated, dict) and repeated.get("median") is not None:
-        return f"{repeated['min']:.0f} / {repeated['median']:.0f} / {repeated['max']:.0f} ms"
+    block = repeated(s, f"{mode}.{name}")
+    if block is not None:
+        return f"{block['min']:.0f} / {block['median']:.0f} / {block['max']:.0f} ms"
     value = s["modes"].get(mode, {}).get(name)
     return "n/a" if value is None else f"{value:.0f} ms"
 
@@ -346,7 +348,8 @@ def markdown(s: dict[str, Any], plot: str | None) -> list[str]:
         "## Agent's screen (`screen`)",
         "",
         f"{p['agents']} agents, each a browser context of its own in one headless Chromium, ask for trafik "
-        f"quotes on the desk's form for {p['seconds']:.0f} s (think {p['think_s'][0]}–{p['think_s'][1]} s); "
+        f"quotes on the desk's form (posted from the page) for {p['seconds']:.0f} s "
+        f"(think {p['think_s'][0]}–{p['think_s'][1]} s); "
         "the web under `runserver` (threaded), a qcluster on the ORM broker, SQLite, the sandbox "
         "insurers with realistic latencies. Per insurer answer: the row's first appearance in the page "
         "(MutationObserver) − the answer's stored time (`finished_at`). Rows already in the page when it "
@@ -354,8 +357,8 @@ def markdown(s: dict[str, Any], plot: str | None) -> list[str]:
         "page's fallback, the one-second htmx poll it had before.",
         "",
         "| mode | requests | rows timed | via stream / poll | in the page | p50 | p95 | p99 | max | errors "
-        "| web CPU (s) / pass (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| web CPU (s) / pass (s) | load average after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for mode in MODES:
         m = s["modes"].get(mode)
@@ -364,7 +367,8 @@ def markdown(s: dict[str, Any], plot: str | None) -> list[str]:
         lines.append(
             f"| {mode} | {m['requests']} | {m['rows']} | {m['via']['stream']} / {m['via']['poll']} | "
             f"{m['in_page']} | {_ms(m['p50_ms'])} | {_ms(m['p95_ms'])} | {_ms(m['p99_ms'])} | "
-            f"{_ms(m['max_ms'])} | {m['errors']} | {m.get('web_cpu_s', 0):.1f} / {m.get('pass_s', 0):.0f} |"
+            f"{_ms(m['max_ms'])} | {m['errors']} | {m.get('web_cpu_s', 0):.1f} / {m.get('pass_s', 0):.0f} | "
+            f"{m.get('load_average_end', 0):.1f} |"
         )
     if s.get("repeats"):
         lines += [
@@ -379,7 +383,9 @@ def markdown(s: dict[str, Any], plot: str | None) -> list[str]:
             f"the render) {_ms(stream['server_p50_ms'])} / {_ms(stream['server_p95_ms'])} ms; sent → in the page "
             f"(the wire, the browser) {_ms(stream['browser_p50_ms'])} / {_ms(stream['browser_p95_ms'])} ms.",
         ]
-    verdict = stream.get("p95_ms") is not None and stream["p95_ms"] <= TARGET_P95_MS
+    block = repeated(s, "stream.p95_ms")
+    judged = block["median"] if block is not None else stream.get("p95_ms")
+    verdict = judged is not None and judged <= TARGET_P95_MS
     lines += ["", f"Target p95 ≤ {TARGET_P95_MS:.0f} ms: {'met' if verdict else 'not met'}."]
     if plot:
         lines += ["", f"![screen latency]({plot})"]
