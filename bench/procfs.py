@@ -45,3 +45,18 @@ def rss_kb(pid: int | str = "self") -> dict[str, int]:
     except OSError:
         pass
     return out
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes have used so far (fields 14 and 15 of
+    /proc/<pid>/stat, in clock ticks); a process gone meanwhile counts nothing."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / ticks

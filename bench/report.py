@@ -711,6 +711,7 @@ def _md_fanout(s: dict[str, Any], plot: str | None) -> list[str]:
                 _n(c["last_answer_p50_ms"], 0),
                 _n(c["last_answer_p95_ms"], 0),
                 f"{c['rss_per_worker_mb']:.0f} MB (peak {c['rss_peak_per_worker_mb']:.0f})",
+                "—" if c.get("cluster_cpu_ms_per_request") is None else _n(c["cluster_cpu_ms_per_request"], 1),
             ]
         )
     split = [
@@ -749,6 +750,7 @@ def _md_fanout(s: dict[str, Any], plot: str | None) -> list[str]:
                 "last answer p50 (ms)",
                 "p95",
                 "memory per worker",
+                "qcluster CPU ms per request",
             ],
             rows,
         ),

@@ -46,7 +46,7 @@ from bench.clients import NAIVE, TENACITY
 from bench.env import World, credentials_for, platform_account, policy_overrides_clear
 from bench.metrics import percentile, repeats_aggregate
 from bench.proc import REPO_ROOT, Child, run_together
-from bench.procfs import children_of, rss_kb
+from bench.procfs import children_of, cpu_seconds, rss_kb, session_members
 
 ORM = "platform"
 REDIS = "platform-redis"
@@ -140,6 +140,8 @@ def run(world: World) -> dict[str, Any]:
                 f"requests={s['requests']} overhead p50/p95/p99 ms="
                 f"{_ms(s['overhead_p50_ms'])}/{_ms(s['overhead_p95_ms'])}/{_ms(s['overhead_p99_ms'])} "
                 f"to first call p50/p95={_ms(s['to_first_call_p50_ms'])}/{_ms(s['to_first_call_p95_ms'])} "
+                f"cpu ms/request cluster={_ms(s['cluster_cpu_ms_per_request'])} "
+                f"agent={_ms(s['agent_cpu_ms_per_request'])} "
                 f"rss/worker={s['rss_per_worker_mb']:.0f} MB",
                 flush=True,
             )
@@ -153,6 +155,7 @@ def run(world: World) -> dict[str, Any]:
                 numbers[index][f"{client}.overhead_p95_ms"] = s["overhead_p95_ms"]
                 numbers[index][f"{client}.overhead_p50_ms"] = s["overhead_p50_ms"]
                 numbers[index][f"{client}.to_first_call_p95_ms"] = s["to_first_call_p95_ms"]
+                numbers[index][f"{client}.cluster_cpu_ms_per_request"] = s["cluster_cpu_ms_per_request"]
     if repeats > 1:
         out["repeats"] = repeats_aggregate(numbers)
     return out
@@ -257,7 +260,12 @@ def _summary(result: dict[str, Any], events: list, codes: list[str]) -> dict[str
         totals.append(total * 1000.0)
         slowest.append(max(waits) * 1000.0)
     rss = result["rss"]
+    answered = len(result["requests"]) or 1
     return {
+        "cluster_cpu_ms_per_request": result["cluster_cpu_s"] * 1000.0 / answered
+        if "cluster_cpu_s" in result
+        else None,
+        "agent_cpu_ms_per_request": result["agent_cpu_s"] * 1000.0 / answered if "agent_cpu_s" in result else None,
         "flavour": result["flavour"],
         "requests": len(result["requests"]),
         "complete": len(overheads),
@@ -432,7 +440,12 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
         watcher = threading.Thread(target=poller, daemon=True)
         watcher.start()
         ready_and_wait()
+        # CPU used on the platform's side while the agents ask: less sensitive than the latencies
+        # to what else the machine runs (the cluster's processes; this process's web-side work).
+        cluster_cpu, own_cpu = cpu_seconds(session_members(cluster.pid)), _own_cpu()
         requests = _agents(spec, ask, spec["client"])
+        cluster_cpu = cpu_seconds(session_members(cluster.pid)) - cluster_cpu
+        own_cpu = _own_cpu() - own_cpu
         stop.set()
         # Where the time went: the request stored, the first insurer call claimed by the fan-out pool.
         rows = (
@@ -481,9 +494,16 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
     return {
         "flavour": f"quote_request_create -> qcluster ({broker}) -> quote_request_dispatch -> fan-out pool -> "
         "insurer_quote_fetch",
+        "cluster_cpu_s": cluster_cpu,
+        "agent_cpu_s": own_cpu,
         "requests": requests,
         "rss": [r for r in rss if "VmRSS" in r],
     }
+
+
+def _own_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
 
 
 def _postgres_setup(spec: dict[str, Any]) -> None:
