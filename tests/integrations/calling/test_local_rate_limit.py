@@ -191,3 +191,24 @@ def test_a_deniz_send_refused_locally_is_a_clean_not_sent(sandbox):
     assert outcome.outcome == ""
     assert not outcome.error.ambiguous
     assert sandbox["deniz"].state.counts()["received"].get("issue_policy", 0) == 0
+
+
+def test_a_lookup_refused_locally_before_a_re_send_leaves_the_issuance_unknown(sandbox):
+    """An earlier run may have sent this issuance: the insurer must be asked before anything is
+    sent again. When even the question has no slot, nothing is sent and nothing is concluded."""
+    endpoint = _endpoint(sandbox, "anka", rate=10.0)
+    _slots_taken(endpoint.account_key, rate=9.8)
+
+    outcome = insurer_operation_run(
+        endpoint=endpoint,
+        operation="issue_policy",
+        data={"quote_no": "AK-Q-UNKNOWN", "payment_token": samples.PAYMENT_TOKEN},
+        reference=new_reference(),
+        resume_issuance=True,
+        last_sent_ago=1.0,
+    )
+
+    assert outcome.outcome == "unknown"
+    assert outcome.error is not None and outcome.error.error_class is not ErrorClass.PERMANENT
+    assert outcome.error.provider_code == LOCAL_RATE_LIMIT
+    assert sandbox["anka"].state.counts()["total_received"] == 0
