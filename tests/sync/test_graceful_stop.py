@@ -206,6 +206,35 @@ def test_sigterm_cuts_slow_status_calls_short_and_hands_the_sync_items_back_due_
     assert not Policy.objects.filter(last_synced_at__isnull=True).exists()
 
 
+def test_sigterm_stops_a_drain_and_hands_its_items_back_due_now(cluster, sandbox, make_policies):
+    """A drain task holds a batch of items, one per insurer waiting on a slow policy_status (the
+    others answered at once), when SIGTERM comes: the cluster exits within 10 s, the items whose
+    calls were cut are handed back due now with no try used up, the answered ones are stored,
+    and nothing is left IN_FLIGHT."""
+    _patient_policy("policy_status")
+    for code in registered_codes():
+        make_policies(code, [f"{code.upper()}-DRAIN-{i}" for i in range(3)])
+    run = sync_run_start(trigger=SyncRun.Trigger.COMMAND)
+    _slow(sandbox, "policy_status")
+    qcluster = cluster(workers=1)
+    qcluster.send("sync.tasks.sync_drain", run.pk)
+    _wait_for_calls_in_flight(sandbox, "policy_status", qcluster)
+
+    signalled_at = timezone.now()
+    assert qcluster.stop() < STOP_WITHIN_SECONDS
+
+    states = dict(run.items.values_list("pk", "state"))
+    assert WorkState.IN_FLIGHT not in states.values(), states
+    handed = [item for item in run.items.order_by("pk") if states[item.pk] == WorkState.PENDING]
+    assert handed, states
+    _assert_handed_back_due_now(handed, signalled_at=signalled_at)
+    assert len(handed) >= len(registered_codes())  # the slow call at each insurer, at least
+    assert set(states.values()) <= {WorkState.PENDING, WorkState.QUEUED, WorkState.SUBMITTED}
+    synced = run.items.filter(state=WorkState.SUBMITTED).values_list("policy_id", flat=True)
+    assert not Policy.objects.filter(pk__in=list(synced), last_synced_at__isnull=True).exists()
+    assert "handed back: the worker is stopping" in qcluster.log()
+
+
 # Boğaziçi does not deduplicate: a "not issued" answer is final only this long after the send,
 # which must outlast the sandbox's slow commit (its contract says 30 s; scaled down like the call).
 BOGAZICI_SETTLING_SECONDS = SLOW_CALL_SECONDS + 3.0
