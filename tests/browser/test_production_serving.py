@@ -146,3 +146,83 @@ def test_gunicorn_serves_login_desk_and_static_files_with_production_settings(br
     assert admin_css, statics
     assert all(statics[name][0] == 200 and statics[name][1].startswith("text/css") for name in admin_css), statics
     assert (tmp_path / "static" / "staticfiles.json").exists()  # collectstatic ran into STATIC_ROOT
+
+
+CREATE_WAITING_REQUEST = """
+import django
+django.setup()
+from datetime import timedelta
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from integrations.demo import demo_data_seed
+from integrations.adapters.registry import registered_codes
+from integrations.models import InsurerAccount
+from quotes.models import InsurerQuote, QuoteRequest
+from sandbox import DEFAULT_ACCOUNTS
+urls = {code: "https://sigorta.invalid/" + code for code in registered_codes()}
+demo_data_seed(base_urls=urls, accounts=DEFAULT_ACCOUNTS)
+user = get_user_model().objects.get(username="ajan-uretim")
+request = QuoteRequest.objects.create(
+    agency=user.agent_profile.agency, created_by=user, product="trafik", input_data={}, plate="34ABC123",
+    owner_id="10000000146", deadline_at=timezone.now() + timedelta(minutes=5),
+)
+for account in InsurerAccount.objects.filter(agency=request.agency).select_related("insurer"):
+    InsurerQuote.objects.create(request=request, insurer=account.insurer, account=account)
+print(request.public_id)
+"""
+# An insurer's answer stored on its row as a worker stores it (the argument: which rows, by insurer code).
+STORE_ANSWERS = """
+import sys
+import django
+django.setup()
+from datetime import timedelta
+from decimal import Decimal
+from django.utils import timezone
+from quotes.models import InsurerQuote
+rows = InsurerQuote.objects.filter(request__public_id=sys.argv[1])
+if sys.argv[2] != "*":
+    rows = rows.filter(insurer__code=sys.argv[2])
+rows.update(state="SUCCEEDED", premium=Decimal("4312.50"), currency="TRY", quote_no="Q-1",
+            valid_until=timezone.now() + timedelta(minutes=15), finished_at=timezone.now())
+"""
+
+
+def test_gunicorn_pushes_answers_to_the_results_page(browser, production_site):
+    """serve.sh's gthread workers carry the results stream: answers stored by another process
+    reach the open page without a reload, and the last one ends the stream."""
+    base_url, env = production_site
+    production = {**env, "DJANGO_SETTINGS_MODULE": "insurehub.settings.production"}
+
+    def python(script: str, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script, *args], cwd=REPO_ROOT, env=production,
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    public_id = python(CREATE_WAITING_REQUEST)
+    context = browser.new_context(base_url=base_url, locale="tr-TR")
+    context.set_default_timeout(20_000)
+    try:
+        page = context.new_page()
+        page.goto("/giris/")
+        page.get_by_label("Kullanıcı adı").fill("ajan-uretim")
+        page.get_by_label("Parola").fill(PASSWORD)
+        page.get_by_role("button", name="Giriş yap").click()
+        page.get_by_role("heading", name="Yeni teklif").wait_for()
+        page.goto(f"/talepler/{public_id}/")
+        page.locator('#results[data-streaming="1"]').wait_for(state="attached")
+        page.evaluate("() => { window.sameDocument = true; }")
+        first = page.locator("tr.result").first.get_attribute("data-insurer")
+
+        python(STORE_ANSWERS, public_id, first)
+        page.locator(f'tr[data-insurer="{first}"][data-state="SUCCEEDED"]').wait_for(state="attached")
+        python(STORE_ANSWERS, public_id, "*")
+        page.locator('#results[data-complete="true"]').wait_for(state="attached")
+
+        assert page.evaluate("() => window.sameDocument") is True
+        seen = page.evaluate("() => Object.values(window.insurehubRowsSeen)")
+        assert seen and {entry["via"] for entry in seen} == {"stream"}
+    finally:
+        context.close()
