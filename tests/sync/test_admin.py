@@ -48,7 +48,7 @@ def test_replay_action_requeues_the_selection(admin_client, failed_item, django_
 def test_sync_now_button_starts_a_run_for_the_workers(
     admin_client, make_policies, sent_tasks, django_capture_on_commit_callbacks
 ):
-    """The button above the run list starts an admin run and queues its items; GET does nothing."""
+    """The button above the run list starts an admin run and hands it to a drain; GET does nothing."""
     make_policies("cinar", ["CNR-P-1"])
     url = reverse("admin:sync_syncrun_start")
     assert b"\xc5\x9eimdi e\xc5\x9fitle" in admin_client.get(reverse("admin:sync_syncrun_changelist")).content
@@ -56,4 +56,5 @@ def test_sync_now_button_starts_a_run_for_the_workers(
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(url)
     run = SyncRun.objects.get()
-    assert run.trigger == "admin" and [pk for _, pk in sent_tasks] == [run.items.get().pk]
+    assert run.trigger == "admin" and sent_tasks == [("sync.tasks.sync_drain", None)]
+    assert run.items.get().state == "QUEUED"
