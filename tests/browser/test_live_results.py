@@ -61,6 +61,9 @@ def test_answers_arrive_through_the_stream_without_reload_and_the_stream_ends(pa
     open_results(page, waiting_request, desk_agent.username)
     results = page.locator("#results")
     expect(results).to_have_attribute("data-streaming", "1")
+    polls: list[str] = []
+    page.on("request", lambda request: polls.append(request.url) if "/sonuclar/" in request.url else None)
+    page.wait_for_timeout(2500)  # two of the fallback poll's ticks: it must stay quiet while the stream is open
     shot(page, "streaming")
 
     codes = sorted(registered_codes())
@@ -78,6 +81,7 @@ def test_answers_arrive_through_the_stream_without_reload_and_the_stream_ends(pa
     seen = rows_seen(page)
     assert sorted(entry["insurer"] for entry in seen.values()) == codes
     assert {entry["via"] for entry in seen.values()} == {"stream"}
+    assert polls == []
     # The last event ended the stream: the page closed it and the server let its thread go.
     expect(results).not_to_have_attribute("data-stream-url", re.compile(".*"))
     wait_until(lambda: not live.watcher._subscriptions)
