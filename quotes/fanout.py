@@ -35,16 +35,26 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
+def _keeps_connections() -> bool:
+    """SQLite connections stay open in a pool thread between calls (up to CONN_MAX_AGE, as Django
+    keeps a web thread's): an idle one holds no lock, while opening one — the pragmas, Django's
+    functions — would sit before every call. A server database's connection goes back to its pool
+    after each call instead: 64 threads per worker must not each hold a session."""
+    return all(connection.vendor == "sqlite" for connection in connections.all())
+
+
 def _run_closing_connection(fn: Callable[..., Any], *args: Any) -> Any:
-    close_old_connections()
+    close_old_connections()  # one past its age, or broken by an earlier call, is not reused
     try:
         return fn(*args)
     except Exception:
         logger.exception("quote call %s%r crashed", getattr(fn, "__name__", fn), args)
         raise
     finally:
-        # Each pool thread has its own database connection; do not leave it open between calls.
-        connections.close_all()
+        if _keeps_connections():
+            close_old_connections()
+        else:
+            connections.close_all()
 
 
 def submit(fn: Callable[..., Any], *args: Any) -> Future:

@@ -16,6 +16,7 @@ from customers.models import Customer
 from customers.services import customer_identity_conflict
 from insurehub.errors import Invalid, NoActiveAgency
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, plain_message
+from integrations.attempts.recording import DatabaseRecorder
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from integrations.calling.engine import Outcome
 from integrations.masking import mask_and_cut
@@ -134,15 +135,38 @@ def _enqueue_dispatch(request_id: int) -> None:
 
 
 def quote_request_dispatch(request_id: int) -> int:
-    """Hand every insurer's call to the I/O pool; returns at once (the worker is not blocked)."""
+    """Claim every insurer's row at once and hand the calls to the I/O pool; returns at once (the
+    worker is not blocked).
+
+    One UPDATE claims the request's queued rows for this dispatch (a second dispatch of the same
+    request finds none left), instead of one write per insurer in the pool threads between the
+    agent's ask and each call; the rows, read once here, go to the pool threads as they are.
+    """
     from quotes import fanout
 
-    ids = list(
-        InsurerQuote.objects.filter(request_id=request_id, state=InsurerQuote.State.QUEUED).values_list("id", flat=True)
+    rows = list(
+        InsurerQuote.objects.select_related("request", "account__insurer").filter(
+            request_id=request_id, state=InsurerQuote.State.QUEUED
+        )
     )
-    for insurer_quote_id in ids:
-        fanout.submit(insurer_quote_fetch, insurer_quote_id)
-    return len(ids)
+    if not rows:
+        return 0
+    now = timezone.now()
+    claimed = InsurerQuote.objects.filter(id__in=[row.id for row in rows], state=InsurerQuote.State.QUEUED).update(
+        state=InsurerQuote.State.RUNNING, attempt=1, started_at=now
+    )
+    if claimed != len(rows):
+        # Some row moved meanwhile (a second dispatch, the deadline): ours are those claimed at `now`.
+        ours = set(
+            InsurerQuote.objects.filter(
+                id__in=[row.id for row in rows], state=InsurerQuote.State.RUNNING, started_at=now
+            ).values_list("id", flat=True)
+        )
+        rows = [row for row in rows if row.id in ours]
+    for row in rows:
+        row.state, row.attempt, row.started_at = InsurerQuote.State.RUNNING, 1, now
+        fanout.submit(_fetch_claimed, row)
+    return len(rows)
 
 
 def attempt_reference(request_id: int) -> str:
@@ -164,39 +188,84 @@ def _claim(insurer_quote_id: int, *, max_attempts: int) -> bool:
 def insurer_quote_fetch(insurer_quote_id: int) -> None:
     """Ask one insurer (address check first for DASK) and store what it said."""
     row = InsurerQuote.objects.select_related("request", "account__insurer").get(id=insurer_quote_id)
+    operations = operations_for(row.request.product)
+    first_cap = policy_for(row.account.insurer.code, operations[0].value).max_attempts
+    if not _claim(row.id, max_attempts=first_cap):
+        return
+    _ask(row)
+
+
+def _fetch_claimed(row: InsurerQuote) -> None:
+    """The call for a row `quote_request_dispatch` claimed (RUNNING, attempt 1, loaded with its
+    request and account)."""
+    operations = operations_for(row.request.product)
+    first_cap = policy_for(row.account.insurer.code, operations[0].value).max_attempts
+    if row.max_attempts != first_cap:  # DASK's address check, or a policy changed since the request
+        InsurerQuote.objects.filter(id=row.id).update(max_attempts=first_cap)
+    _ask(row)
+
+
+class _AnswerRecorder(DatabaseRecorder):
+    """The attempt log of one quote call, its last rows written with the answer.
+
+    Attempts flushed before a retry's wait (the engine notes the wait on them first) are written
+    at once, as every caller's are. The call's last attempts — the answer's — wait for `write`,
+    which `_store_outcome` runs in the transaction that stores the answer: one write transaction
+    (one commit, an fsync on PostgreSQL) between the insurer's answer and the agent seeing it,
+    instead of two. Nothing is dropped: every path to the end of a call stores its outcome.
+    """
+
+    def flush(self) -> None:
+        batch = self.pending()
+        if batch and batch[-1].wait_reason:
+            super().flush()
+
+    def write(self) -> None:
+        super().flush()
+
+
+def _ask(row: InsurerQuote) -> None:
     endpoint = endpoint_for_account(row.account)
     operations = operations_for(row.request.product)
     attempt_caps = [policy_for(endpoint.insurer_code, operation.value).max_attempts for operation in operations]
-    if not _claim(row.id, max_attempts=attempt_caps[0]):
-        return
     data = dict(row.request.input_data)
     # Shown beside the DASK quote, so the agent confirms the UAVT code is the customer's building.
     confirmed: dict[str, str] = {}
     outcome: Outcome | None = None
-    for index, (operation, max_attempts) in enumerate(zip(operations, attempt_caps, strict=True)):
-        if index:  # the next call of the product (DASK's quote after its address check)
-            InsurerQuote.objects.filter(id=row.id).update(attempt=1, max_attempts=max_attempts)
+    recorder = _AnswerRecorder()
+    try:
+        for index, (operation, max_attempts) in enumerate(zip(operations, attempt_caps, strict=True)):
+            if index:  # the next call of the product (DASK's quote after its address check)
+                with transaction.atomic():
+                    recorder.write()
+                    InsurerQuote.objects.filter(id=row.id).update(attempt=1, max_attempts=max_attempts)
 
-        def on_retry(attempt_no: int, error: InsurerError, wait: float, *, _max: int = max_attempts) -> None:
-            InsurerQuote.objects.filter(
-                id=row.id, state__in=[InsurerQuote.State.RUNNING, InsurerQuote.State.RETRYING]
-            ).update(state=InsurerQuote.State.RETRYING, attempt=attempt_no, max_attempts=max(_max, attempt_no))
+            def on_retry(attempt_no: int, error: InsurerError, wait: float, *, _max: int = max_attempts) -> None:
+                InsurerQuote.objects.filter(
+                    id=row.id, state__in=[InsurerQuote.State.RUNNING, InsurerQuote.State.RETRYING]
+                ).update(state=InsurerQuote.State.RETRYING, attempt=attempt_no, max_attempts=max(_max, attempt_no))
 
-        outcome = insurer_operation_run(
-            endpoint=endpoint,
-            operation=operation.value,
-            data=data,
-            product=row.request.product,
-            reference=attempt_reference(row.request_id),
-            on_retry=on_retry,
-        )
-        if not outcome.ok:
-            break
-        if operation is Operation.DASK_ADDRESS:
-            data["building_id"] = outcome.result.building_id
-            confirmed["address"] = outcome.result.address
+            outcome = insurer_operation_run(
+                endpoint=endpoint,
+                operation=operation.value,
+                data=data,
+                product=row.request.product,
+                reference=attempt_reference(row.request_id),
+                on_retry=on_retry,
+                recorder=recorder,
+            )
+            if not outcome.ok:
+                break
+            if operation is Operation.DASK_ADDRESS:
+                data["building_id"] = outcome.result.building_id
+                confirmed["address"] = outcome.result.address
+    except BaseException:
+        recorder.write()  # a call that crashed keeps its attempts' rows all the same
+        raise
     assert outcome is not None
-    _store_outcome(row, outcome, extra_details=confirmed)
+    with transaction.atomic():
+        recorder.write()
+        _store_outcome(row, outcome, extra_details=confirmed)
 
 
 def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[str, str] | None = None) -> None:
