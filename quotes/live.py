@@ -94,6 +94,8 @@ def results_versions(request_ids: Iterable[int]) -> dict[int, str]:
 class Subscription:
     request_id: int
     version: str | None = None
+    # When the watcher saw the version change (epoch s): the bench splits a row's time there.
+    seen_at: float | None = None
     changed: threading.Event = field(default_factory=threading.Event)
 
 
@@ -151,6 +153,7 @@ class Watcher:
             version = versions.get(subscription.request_id)
             if version != subscription.version:
                 subscription.version = version
+                subscription.seen_at = time.time()
                 subscription.changed.set()
 
 
@@ -179,12 +182,15 @@ def results_events(
     *,
     request_id: int,
     deadline_at_epoch: float,
-    render: Callable[[], Rendered],
+    render: Callable[[float | None], Rendered],
     seen_version: str,
     watch: Watcher = watcher,
     max_seconds: float = STREAM_MAX_SECONDS,
 ) -> Iterator[str]:
-    """The stream's body: a `results` event per change, `done` when every insurer is final."""
+    """The stream's body: a `results` event per change, `done` when every insurer is final.
+
+    `render(seen_at)` gets when the watcher saw the change (None when the stream found it itself).
+    """
     subscription = watch.subscribe(request_id)
     started = time.monotonic()
     sent = seen_version
@@ -193,7 +199,7 @@ def results_events(
         current = results_versions([request_id]).get(request_id)
         while True:
             if current != sent or _overdue(deadline_at_epoch):
-                rendered = render()
+                rendered = render(subscription.seen_at)
                 _close_connection()
                 if rendered.version != sent or rendered.all_final:
                     sent = rendered.version

@@ -121,10 +121,11 @@ def quote_request_stream(request: HttpRequest, public_id: UUID) -> HttpResponse:
     quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     user = request.user
 
-    def rendered() -> live.Rendered:
+    def rendered(seen_at: float | None) -> live.Rendered:
         context = _results_context(quote_request, user)
-        # When the server sent it (epoch ms): splits a row's store-to-screen time into the server's
-        # part and the browser's (the bench reads it off the page).
+        # When the watcher saw the change and when the server sent it (epoch ms): they split a
+        # row's store-to-screen time into its parts (the bench reads them off the page).
+        context["seen_at_ms"] = round(seen_at * 1000) if seen_at else None
         context["pushed_at_ms"] = round(time.time() * 1000)
         html = render_to_string("quotes/_results.html", context)
         return live.Rendered(html=html, version=context["results_version"], all_final=context["all_final"])
