@@ -234,7 +234,7 @@ class DenizAdapter(InsurerAdapter):
         if isinstance(answer, Document):
             return answer
         # Deliberately no Authorization header: the link needs none, and it is a redirect target.
-        download = Call("GET", answer, name="document_download", max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)
+        download = Call("GET", answer, name="download", max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)
         return self.channel.exchange(download, partial(self._read_download, policy_no=policy_no))
 
     def _read_document_answer(self, reply: Reply, *, policy_no: Any, asked: str) -> str | Document:

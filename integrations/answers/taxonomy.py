@@ -126,6 +126,11 @@ class Reason:
 # like the insurer's own (the agent reads the same "şu an yoğun"), but never counted as one.
 LOCAL_RATE_LIMIT = "LOCAL_RATE_LIMIT"
 
+# provider_code of a call refused on our side because the shared send-rate state could not be
+# reached (Redis or the database restarting): the call cannot be paced, so it is not sent.
+# Handled like LOCAL_RATE_LIMIT: a short wait, nothing sent, never the insurer's fault.
+PACING_UNAVAILABLE = "PACING_UNAVAILABLE"
+
 # What the agent reads for it: the insurer is busy (our side of its limit), nothing was sent.
 LOCAL_RATE_LIMIT_PLAIN_TR = "Sigorta şirketi şu an yoğun; istek gönderilmedi. Biraz sonra yeniden deneyin."
 
@@ -190,13 +195,14 @@ class InsurerError(Exception):
 
     @property
     def is_local_refusal(self) -> bool:
-        """Refused on our side for want of a send slot: the insurer never saw the call."""
-        return self.provider_code == LOCAL_RATE_LIMIT
+        """Refused on our side for want of a send slot (or of the state that hands them out):
+        the insurer never saw the call."""
+        return self.provider_code in (LOCAL_RATE_LIMIT, PACING_UNAVAILABLE)
 
     @property
     def is_insurer_throttle(self) -> bool:
         """The insurer itself said "too many": what the send rate learns from."""
-        return self.kind is ErrorKind.THROTTLED and self.provider_code != LOCAL_RATE_LIMIT
+        return self.kind is ErrorKind.THROTTLED and not self.is_local_refusal
 
     def agent_message(self) -> str:
         """Turkish text fit for an agent's screen."""

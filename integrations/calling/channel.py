@@ -370,7 +370,7 @@ class Channel:
                 account_key=ctx.account_key,
                 operation=ctx.operation,
                 product=ctx.product,
-                call=call.name,
+                call=call.name[:16],  # the column's width: a longer helper name must not lose the row
                 attempt_no=ctx.attempt_no,
                 reference=ctx.reference,
                 ok=error is None,

@@ -14,6 +14,7 @@ well possible:
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -27,9 +28,13 @@ from integrations.adapters.base import InsurerAdapter
 from integrations.answers.results import Address, Document, Policy, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, WaitHint
 from integrations.attempts.recording import AttemptRecorder
+from integrations.calling.channel import ExchangeStopped
 from integrations.operations import Operation
+from integrations.pacing.send_rate import pacing_unavailable
 from integrations.pacing.waits import full_jitter_backoff, signalled_wait_with_spread
 from integrations.retry_policies import RetryPolicy
+
+logger = logging.getLogger("integrations.calling")
 
 
 class RetryBudget(Protocol):
@@ -100,10 +105,24 @@ class _SendRatePacer:
         if self.max_slot_wait is not None:
             max_wait = self.max_slot_wait if max_wait is None else min(max_wait, self.max_slot_wait)
         # The slot counts the attempt too (one statement): the answer then writes only a throttle.
-        self.send_rate.acquire(self.account_key, policy=self.policy, max_wait=max_wait, count=True)
+        try:
+            self.send_rate.acquire(self.account_key, policy=self.policy, max_wait=max_wait, count=True)
+        except (InsurerError, ExchangeStopped):
+            raise
+        except Exception as exc:
+            # Redis or the database restarting: no slot can be had, so nothing is sent. Not a
+            # crash of the try (which would use up an unclassified failure's few tries).
+            logger.warning("account=%s: send-rate state unavailable, call not sent: %r", self.account_key, exc)
+            raise pacing_unavailable(exc) from exc
 
     def after_answer(self, call: Any, *, throttled: bool) -> None:
-        self.send_rate.observe(self.account_key, throttled=throttled, policy=self.policy, counted=True)
+        # The insurer answered: whatever the bookkeeping does, the answer must reach the caller.
+        try:
+            self.send_rate.observe(self.account_key, throttled=throttled, policy=self.policy, counted=True)
+        except Exception as exc:
+            logger.error(
+                "account=%s: send-rate state unavailable, answer not counted: %r", self.account_key, exc, exc_info=True
+            )
 
 
 @dataclass
@@ -301,10 +320,17 @@ def run_operation(
             else:
                 counters.failures += 1
             raise
-        if attempt_no == 1:
-            budget.record_first_attempt(ctx.insurer_code, ok=True, ratio=policy.retry_budget_ratio)
-        if counters.budget_spent:
-            budget.refund(ctx.insurer_code)
+        # The insurer answered yes: a failed budget write must not turn that into a crash (an
+        # issuance's policy would look unknown and be asked about again for nothing).
+        try:
+            if attempt_no == 1:
+                budget.record_first_attempt(ctx.insurer_code, ok=True, ratio=policy.retry_budget_ratio)
+            if counters.budget_spent:
+                budget.refund(ctx.insurer_code)
+        except Exception as exc:
+            logger.error(
+                "insurer=%s: retry budget unavailable, success not counted: %r", ctx.insurer_code, exc, exc_info=True
+            )
         return result
 
     def wait(state: RetryCallState) -> float:
@@ -390,8 +416,10 @@ def run_operation(
             http_status=refused.error.http_status,
         )
     except InsurerError as error:
-        if error.provider_code == "DEADLINE_EXCEEDED" and counters.previous_error is not None:
-            # The deadline struck before anything was sent: report what the insurer last said.
+        not_sent = error.provider_code == "DEADLINE_EXCEEDED" or error.is_local_refusal
+        if not_sent and counters.previous_error is not None:
+            # The deadline struck (or no send slot fitted before it) before anything was sent in
+            # this try: report what the insurer last said.
             error, attempts = counters.previous_error, attempts - 1
         return Outcome(
             result=None,

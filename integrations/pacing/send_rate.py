@@ -13,6 +13,7 @@ from insurehub.dbpool import sleep_released
 from integrations.answers.taxonomy import (
     LOCAL_RATE_LIMIT,
     LOCAL_RATE_LIMIT_MESSAGE_TR,
+    PACING_UNAVAILABLE,
     ErrorKind,
     InsurerError,
     WaitHint,
@@ -33,6 +34,25 @@ def local_rate_limit(wait: float) -> InsurerError:
         provider_code=LOCAL_RATE_LIMIT,
         message=LOCAL_RATE_LIMIT_MESSAGE_TR,
         wait=WaitHint(round(wait, 3), "local-send-rate"),
+        ambiguous=False,
+    )
+
+
+# How long a call refused for an unreachable send-rate state waits before it is tried again.
+PACING_UNAVAILABLE_WAIT_SECONDS = 1.0
+
+
+def pacing_unavailable(exc: BaseException) -> InsurerError:
+    """The shared state that hands out send slots did not answer: the call is not sent.
+
+    A wait like a local throttle (nothing sent, not the insurer's fault, no retry budget), so a
+    durable record comes back in a second rather than burning its tries as a crash of ours.
+    """
+    return InsurerError(
+        ErrorKind.THROTTLED,
+        provider_code=PACING_UNAVAILABLE,
+        message=f"Gönderim hızı durumu okunamadı; istek gönderilmedi ({type(exc).__name__}).",
+        wait=WaitHint(PACING_UNAVAILABLE_WAIT_SECONDS, "pacing-state"),
         ambiguous=False,
     )
 

@@ -571,7 +571,7 @@ def test_document_follows_the_redirect_without_credentials(run, deniz, sent_head
     assert outcome.to_json()["result"]["sha256"] == document.sha256
     assert outcome.attempts == 1
     rows = list(Attempt.objects.filter(operation="policy_document").order_by("started_at", "id"))
-    assert [(r.call, r.ok, r.http_status) for r in rows] == [("main", True, 303), ("document_download", True, 200)]
+    assert [(r.call, r.ok, r.http_status) for r in rows] == [("main", True, 303), ("download", True, 200)]
     # No credentials went to the link: as the sandbox saw it, and as our session sent it.
     assert deniz.insurer.document_downloads[-1] == (policy_no, False)
     document_paths = [(path, auth) for path, auth in sent_headers if "/document" in path]
@@ -595,7 +595,7 @@ def test_document_not_ready_waits_for_retry_after_and_succeeds(run, deniz, docum
     assert first.wait_reason == "signal:Retry-After"
     assert recording_sleep.waits[0] == pytest.approx(first.wait_seconds, abs=0.001)
     assert recording_sleep.waits[0] >= 1.0  # Retry-After: ceil(seconds left), at least 1
-    assert [(r.call, r.ok) for r in rest] == [("main", True), ("document_download", True)]
+    assert [(r.call, r.ok) for r in rest] == [("main", True), ("download", True)]
     assert outcome.attempts == 2
 
 
@@ -644,7 +644,7 @@ def test_location_off_our_base_url_is_not_followed(run, deniz, origin):
     assert (refused.provider_code, refused.error_class, refused.http_status) == ("FOREIGN_REDIRECT", "unknown", 303)
     assert deniz.state.counts()["received"]["document_download"] == 1  # only the honest link's
     # Nothing was sent to the foreign link: the one download is the honest link's, here.
-    assert list(Attempt.objects.filter(call="document_download").values_list("ok", flat=True)) == [True]
+    assert list(Attempt.objects.filter(call="download").values_list("ok", flat=True)) == [True]
 
 
 def test_expired_link_is_retried_with_a_new_one(run, deniz, monkeypatch):
@@ -657,9 +657,9 @@ def test_expired_link_is_retried_with_a_new_one(run, deniz, monkeypatch):
     rows = list(Attempt.objects.filter(operation="policy_document").order_by("started_at", "id"))
     assert [(r.call, r.provider_code or "ok") for r in rows] == [
         ("main", "ok"),
-        ("document_download", "DOCUMENT_LINK_EXPIRED"),
+        ("download", "DOCUMENT_LINK_EXPIRED"),
         ("main", "ok"),
-        ("document_download", "ok"),
+        ("download", "ok"),
     ]
     assert rows[1].error_kind == "unavailable" and rows[1].http_status == 404
     assert deniz.state.counts()["received"]["policy_document"] == 2

@@ -212,3 +212,51 @@ def test_a_lookup_refused_locally_before_a_re_send_leaves_the_issuance_unknown(s
     assert outcome.error is not None and outcome.error.error_class is not ErrorClass.PERMANENT
     assert outcome.error.provider_code == LOCAL_RATE_LIMIT
     assert sandbox["anka"].state.counts()["total_received"] == 0
+
+
+def _unreachable_state():
+    """The Redis backend pointed at a port nothing listens on: every step fails to connect."""
+    import socket
+
+    from integrations.pacing.shared_state import RedisSharedState
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return RedisSharedState(f"redis://127.0.0.1:{port}/0")
+
+
+def test_a_call_that_cannot_be_paced_is_not_sent_and_is_a_short_wait_not_a_crash(sandbox):
+    """Redis (or the database) restarting: no slot can be had, so the call does not go; it is a
+    local wait like a throttle, not an unclassified failure that would use up a record's tries."""
+    endpoint = _endpoint(sandbox, "anka", rate=10.0)
+
+    outcome = insurer_operation_run(
+        endpoint=endpoint,
+        operation="trafik_quote",
+        data=samples.TRAFIK,
+        send_rate=SharedSendRate(contracted_rate=10.0, state=_unreachable_state()),
+    )
+
+    error = outcome.error
+    assert error is not None and error.provider_code == "PACING_UNAVAILABLE"
+    assert error.kind is ErrorKind.THROTTLED and not error.ambiguous and error.is_local_refusal
+    assert outcome.attempts == 1
+    assert sandbox["anka"].state.counts()["total_received"] == 0
+
+
+def test_an_answer_is_kept_when_the_retry_budget_cannot_be_written(sandbox):
+    """The insurer said yes; a budget that cannot be reached must not turn that into a failure."""
+    from integrations.pacing.retry_budget import SharedRetryBudget
+
+    endpoint = _endpoint(sandbox, "anka", rate=10.0)
+
+    outcome = insurer_operation_run(
+        endpoint=endpoint,
+        operation="trafik_quote",
+        data=samples.TRAFIK,
+        budget=SharedRetryBudget(state=_unreachable_state()),
+    )
+
+    assert outcome.ok, outcome.to_json()
+    assert Attempt.objects.filter(insurer_code="anka", ok=True).count() == 1
