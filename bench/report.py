@@ -514,7 +514,7 @@ def findings(scenarios: dict[str, Any]) -> list[str]:
             out.append(
                 f"- Fan-out, {LABELS[client]}: of an overhead of p50 {_n(c['overhead_p50_ms'], 0)} / p95 "
                 f"{_n(c['overhead_p95_ms'], 0)} ms, p50 {_n(c['to_first_call_p50_ms'], 0)} / p95 "
-                f"{_n(c['to_first_call_p95_ms'], 0)} ms pass before the first insurer call starts (storing the "
+                f"{_n(c['to_first_call_p95_ms'], 0)} ms pass before the dispatch task claims its rows (storing the "
                 "request, the broker, the worker); the baselines' overhead is "
                 f"{_n(fanout.get('naive', {}).get('overhead_p50_ms'), 0)} ms p50."
             )
