@@ -20,7 +20,7 @@ the call to its answer). For every request:
   `redis-server` binary is available; and the scale-out configuration, Redis on a PostgreSQL
   database (a throw-away cluster of the benchmark's own), when PostgreSQL is installed too.
 
-The platform's flavours are measured `REPEATS` times in a full run (issue 14: the median of five
+The platform's flavours are measured `FLAVOUR_REPEATS` times in a full run (issue 14: the median of five
 p95s), the baselines once; each flavour's table shows its median run, and `s["repeats"]` holds
 every run's p50/p95 (see bench/metrics.py). `BENCH_S3_CLIENTS=platform,platform-redis` (a comma
 list) runs only those clients: for trying a change to the fan-out path without the others.
@@ -53,7 +53,8 @@ REDIS = "platform-redis"
 POSTGRES = "platform-pg"
 CITY = {NAIVE: 6, TENACITY: 7, ORM: 34, REDIS: 35, POSTGRES: 16}
 PLATFORMS = (ORM, REDIS, POSTGRES)
-REPEATS = 5  # of each platform flavour, in a full run; the runner itself runs this scenario once
+# Runs of each platform flavour in a full run. Not named REPEATS: the runner must run this module once.
+FLAVOUR_REPEATS = 5
 SEQ_PER_REPEAT = 1000  # plates of a repeat start here × its index: rows of earlier repeats stay apart
 FIELDS = {"owner_id": "10000000146", "registration_serial": "AB123456", "usage": "private"}
 
@@ -111,7 +112,7 @@ def run(world: World) -> dict[str, Any]:
     p = params(world.quick)
     codes = insurer_codes()
     latency = {c: latency_config(c, p["latency_scale"]) for c in codes}
-    repeats = world.repeats(REPEATS)
+    repeats = world.repeats(FLAVOUR_REPEATS)
     out: dict[str, Any] = {"params": {**p, "repeats": repeats}, "clients": {}, "latency": latency}
     redis_url = world.redis_url()
     postgres_url = world.postgres_url() if redis_url else ""

@@ -61,3 +61,11 @@ def test_quick_runs_once_and_repeats_override_counts() -> None:
 def test_spread_of_nothing_measured() -> None:
     assert spread([None, None])["median"] is None
     assert repeats_aggregate([{"a": 1.0}, {"b": 2.0}])["metrics"]["a"]["values"] == [1.0, None]
+
+
+def test_the_fan_out_repeats_its_flavours_itself_and_is_run_once() -> None:
+    """It would otherwise run REPEATS × its own repeats."""
+    from bench import s3_fanout
+
+    assert repeats_for(s3_fanout, quick=False, override=3) == 1
+    assert s3_fanout.FLAVOUR_REPEATS == 5
