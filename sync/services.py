@@ -435,8 +435,8 @@ class _Drain:
     """Claims due items in batches and keeps `threads` tries of them in flight; writes the
     answers and their attempt rows in batches.
 
-    Only as many items are claimed as threads are free, so a claimed item starts at once and
-    its lease means what it always meant (one try). Successes wait in memory for the next
+    Only as many items are claimed as threads are free, and half as many again, so a claimed
+    item starts within moments and its lease means what it always meant (one try). Successes wait in memory for the next
     batch write (at most `FLUSH_SECONDS`), still IN_FLIGHT under their claim: a process that
     dies before writing them loses nothing, their leases bring them back. Everything else a try
     ends in (PENDING, FAILED, DEFERRED, handed back) is written by the try itself, as before.
@@ -449,6 +449,7 @@ class _Drain:
     ) -> None:
         self.items = items.select_related("policy__account__insurer")
         self.threads = max(threads, 1)
+        self.prefetch = self.threads // 2
         self.stop = stop or threading.Event()
         self.cluster_stop = work_stop_event()
         self.until = until
@@ -543,9 +544,10 @@ class _Drain:
                     if self._busy == 0:
                         break
                 else:
-                    free = self.threads - self._busy
-                    # Claim in batches: when a quarter of the threads is free, or all of them.
-                    if free and (free >= max(self.threads // 4, 1) or not exhausted):
+                    # A few more claimed than threads, so a thread that ends a try finds the next
+                    # one waiting rather than the next claim; claimed in batches of a quarter.
+                    free = self.threads + self.prefetch - self._busy
+                    if free > 0 and (free >= max(self.threads // 4, 1) or not exhausted):
                         batch = self._claim(free)
                         # A claim that failed (a busy database) says nothing about what is left.
                         exhausted = batch is not None and len(batch) < free
