@@ -38,7 +38,7 @@ def params(quick: bool) -> dict[str, Any]:
         "clusters": [1, 2],
     }
     if quick:
-        return {**common, "policies": 300, "cap_s": 40.0}
+        return {**common, "policies": 200, "cap_s": 30.0}
     return {**common, "policies": 3_000, "cap_s": 240.0}
 
 
