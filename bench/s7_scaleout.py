@@ -39,7 +39,7 @@ def params(quick: bool) -> dict[str, Any]:
     }
     if quick:
         return {**common, "policies": 200, "cap_s": 30.0}
-    return {**common, "policies": 3_000, "cap_s": 240.0}
+    return {**common, "policies": 2_000, "cap_s": 240.0}
 
 
 def run(world: World) -> dict[str, Any]:
