@@ -959,11 +959,23 @@ def _plot_mixed(s: dict[str, Any], out_dir: Path) -> str:
     return _save(fig, out_dir, "s5_mixed_faults.png")
 
 
+def _django_setup() -> None:
+    import os
+
+    import django
+    from django.apps import apps
+
+    if not apps.ready:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
+        django.setup()
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m bench.report RAW_JSON [OUT_DIR]`: write results.md and the plots again from raw numbers."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv
+    _django_setup()  # a scenario module may import the project's models; nothing touches a database
     raw = Path(args[0])
     out_dir = Path(args[1]) if len(args) > 1 else raw.parent.parent
     write(json.loads(raw.read_text()), out_dir=out_dir, raw_dir=raw.parent)
