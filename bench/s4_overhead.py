@@ -10,9 +10,10 @@ and each variant's median minus the bare `requests` call's median (the overhead)
 * naive: the baseline's builder (`bench.wire`) and its success check;
 * tenacity: the same inside `Retrying` (no retry happens: the call succeeds);
 * platform, as every caller runs it: `insurer_operation_run` with its defaults — policy lookup
-  (cached), adapter and channel, classification, `DatabaseRecorder` (one `Attempt` row), the
-  shared send rate (`SharedSendRate`: a GCRA slot and a window count) and retry budget
-  (`SharedRetryBudget`: the first attempt counted) in SQLite;
+  (cached), adapter and channel, classification, `DatabaseRecorder` (one `Attempt` row, one plain
+  INSERT), the shared send rate (`SharedSendRate`: a GCRA slot that also counts the attempt in the
+  rate's window, one statement; a success writes nothing more) and retry budget
+  (`SharedRetryBudget`: the first attempt counted and its deposit, two statements) in SQLite;
 * and the platform taken apart: the engine alone (in-memory recorder, no pacing, no budget),
   plus the attempt log, plus rate control in the database (= the default), rate control in
   Redis instead (when a `redis-server` is available);
