@@ -17,7 +17,7 @@ from quotes.models import Policy
 from quotes.services import issuance as issuance_service
 from quotes.services import quote_requests
 from tests import samples
-from tests.quotes.conftest import agents, quick_issuance_policy  # noqa: F401 - fixtures
+from tests.quotes.conftest import quick_issuance_policy  # noqa: F401 - a fixture
 
 INSURERS = registered_codes()
 
