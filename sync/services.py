@@ -33,7 +33,7 @@ from integrations.attempts.recording import AttemptRecorder
 from integrations.calling.calls import Endpoint, endpoint_for_account, insurer_operation_run
 from integrations.calling.engine import Outcome
 from integrations.operations import Operation
-from integrations.pacing.retry_budget import SharedRetryBudget
+from integrations.pacing.retry_budget import BatchedRetryBudget, SharedRetryBudget
 from integrations.pacing.send_rate import SharedSendRate
 from integrations.retry_policies import RetryPolicy, policy_for
 from integrations.work.attempt_batch import AttemptBatch
@@ -213,6 +213,7 @@ def _ask_insurer(
     endpoint: Endpoint | None = None,
     recorder: AttemptRecorder | None = None,
     state: Any | None = None,
+    budget: SharedRetryBudget | None = None,
 ) -> Outcome:
     account = item.policy.account
     if not account.is_active:
@@ -233,7 +234,7 @@ def _ask_insurer(
         recorder=recorder,
         # The default shared state, or the same one through this process's write gate (a drain).
         send_rate=SharedSendRate(contracted_rate=endpoint.contracted_rate, state=state) if state else None,
-        budget=SharedRetryBudget(state=state) if state else None,
+        budget=budget or (SharedRetryBudget(state=state) if state else None),
     )
 
 
@@ -465,6 +466,8 @@ class _Drain:
         self._moved = threading.Event()
         self._endpoints: dict[int, Endpoint] = {}
         self._state = gated_shared_state()
+        # First attempts counted with each batch write, not with each call (spends go at once).
+        self.budget = BatchedRetryBudget(state=self._state)
         self._lease = max(
             (_lease_seconds(policy_for(code, POLICY_STATUS)) for code in _insurer_codes()),
             default=_lease_seconds(policy_for("anka", POLICY_STATUS)),
@@ -477,7 +480,9 @@ class _Drain:
         endpoint = self._endpoints.get(account.pk)
         if endpoint is None:  # the credentials are decrypted once per account, not once per item
             endpoint = self._endpoints[account.pk] = endpoint_for_account(account)
-        return _ask_insurer(item, permit, endpoint=endpoint, recorder=self.attempts.recorder(), state=self._state)
+        return _ask_insurer(
+            item, permit, endpoint=endpoint, recorder=self.attempts.recorder(), state=self._state, budget=self.budget
+        )
 
     def _collect(self, item: SyncItem, outcome: Outcome) -> WorkState:
         with self._lock:
@@ -591,7 +596,15 @@ class _Drain:
         return batch
 
     def flush(self, *, final: bool = False) -> None:
-        """Write the answers and attempt rows collected so far, in one transaction."""
+        """Write the answers and attempt rows collected so far, in one transaction; then the
+        retry budget's count of the first attempts behind them."""
+        self._flush_answers(final=final)
+        try:
+            self.budget.flush()
+        except DatabaseError:
+            logger.exception("sync drain: the retry budget's counts were not written; kept for the next write")
+
+    def _flush_answers(self, *, final: bool) -> None:
         for _ in range(5 if final else 1):
             with self._lock:
                 done, self._done = self._done, []

@@ -52,8 +52,8 @@ class SharedState(Protocol):
 
     def current_rate(self, key: str) -> float | None: ...
 
-    def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float) -> None:
-        """Count a first attempt; a successful one deposits `ratio` of a token."""
+    def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float, times: int = 1) -> None:
+        """Count `times` first attempts; each successful one deposits `ratio` of a token."""
 
     def budget_try_spend(self, insurer_code: str) -> bool:
         """Take one token for a retry if there is one (after the refill); else count a denial."""
@@ -119,7 +119,7 @@ class DatabaseSharedState:
     _COUNT_BUDGET_SQL = (
         "INSERT INTO integrations_retrybudgetbucket AS c (insurer_code, bucket, "
         "first_successes, first_failures, retries, retry_successes, denied) VALUES (%s, %s, %s, %s, %s, %s, %s) "
-        "ON CONFLICT (insurer_code, bucket) DO UPDATE SET {field} = c.{field} + 1"
+        "ON CONFLICT (insurer_code, bucket) DO UPDATE SET {field} = c.{field} + %s"
     )
 
     def __init__(
@@ -267,18 +267,21 @@ class DatabaseSharedState:
             cursor.execute(sql, params)
             return cursor.fetchone() is not None
 
-    def _count(self, insurer_code: str, field: str) -> None:
+    def _count(self, insurer_code: str, field: str, times: int = 1) -> None:
         bucket = self._bucket()
         with connection.cursor() as cursor:
             cursor.execute(
                 self._COUNT_BUDGET_SQL.format(field=field),
-                [insurer_code, bucket, *(int(name == field) for name in self._BUDGET_COUNTERS)],
+                [insurer_code, bucket, *(times if name == field else 0 for name in self._BUDGET_COUNTERS), times],
             )
 
-    def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float) -> None:
+    def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float, times: int = 1) -> None:
+        if times <= 0:
+            return
         if ok and ratio > 0:
-            self._budget_step(insurer_code, change=ratio, spend=False)
-        self._count(insurer_code, "first_successes" if ok else "first_failures")
+            # Deposits only add, and the cap absorbs: n deposits at once leave what n in a row would.
+            self._budget_step(insurer_code, change=ratio * times, spend=False)
+        self._count(insurer_code, "first_successes" if ok else "first_failures", times)
 
     def budget_try_spend(self, insurer_code: str) -> bool:
         allowed = self._budget_step(insurer_code, change=-RETRY_COST, spend=True)
@@ -360,11 +363,13 @@ _RESERVE = _REDIS_NOW + _RESERVE_STEP
 
 # One retry-budget step. KEYS[1]: the insurer's counter prefix; KEYS[2]: its token bucket.
 # ARGV: bucket seconds, buckets in the window, counter to add to, change ('' for none), capacity,
-# refill per second, and for a spend the lowest result it may leave ('' otherwise). The token
+# refill per second, for a spend the lowest result it may leave ('' otherwise), and how many to
+# count (1 when absent). The token
 # arithmetic mirrors arithmetic.budget_tokens_after; a refused spend leaves the bucket as it was
 # and counts a denial. Floats are stored with 17 digits: a token count survives the round trip.
 _BUDGET_STEP = """
 local seconds, buckets, field = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local times = tonumber(ARGV[8] or '1')
 local allowed = 1
 if ARGV[4] ~= '' then
   local change, capacity, refill = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -374,7 +379,7 @@ if ARGV[4] ~= '' then
   local refilled = math.min(capacity, tokens + math.max(now - at, 0) * refill)
   local after = math.min(capacity, refilled + change)
   if ARGV[7] ~= '' and after < tonumber(ARGV[7]) then
-    allowed, field = 0, 'denied'
+    allowed, field, times = 0, 'denied', 1
   else
     local kept = string.format('%.17g', after)
     redis.call('HSET', KEYS[2], 'tokens', kept, 'at', string.format('%.17g', math.max(at, now)))
@@ -382,7 +387,7 @@ if ARGV[4] ~= '' then
   end
 end
 local current = KEYS[1] .. ':' .. math.floor(now / seconds)
-redis.call('HINCRBY', current, field, 1)
+redis.call('HINCRBY', current, field, times)
 redis.call('EXPIRE', current, seconds * buckets * 2)
 return allowed
 """
@@ -471,7 +476,15 @@ class RedisSharedState:
         value = self._redis.hget(self._rate_key(key), "rate")
         return float(value) if value is not None else None
 
-    def _budget_step(self, insurer_code: str, field: str, *, change: float | None = None, spend: bool = False) -> bool:
+    def _budget_step(
+        self,
+        insurer_code: str,
+        field: str,
+        *,
+        change: float | None = None,
+        spend: bool = False,
+        times: int = 1,
+    ) -> bool:
         keys = [self._budget_key(insurer_code), self._tokens_key(insurer_code)]
         token_args = [
             "" if change is None else repr(change),
@@ -479,10 +492,14 @@ class RedisSharedState:
             repr(self._budget_refill),
             repr(-TOKEN_TOLERANCE) if spend else "",
         ]
-        return bool(self._budget(keys=keys, args=[BUDGET_BUCKET_SECONDS, self._buckets, field, *token_args]))
+        args = [BUDGET_BUCKET_SECONDS, self._buckets, field, *token_args, times]
+        return bool(self._budget(keys=keys, args=args))
 
-    def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float) -> None:
-        self._budget_step(insurer_code, "ok" if ok else "failed", change=ratio if ok and ratio > 0 else None)
+    def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float, times: int = 1) -> None:
+        if times <= 0:
+            return
+        change = ratio * times if ok and ratio > 0 else None
+        self._budget_step(insurer_code, "ok" if ok else "failed", change=change, times=times)
 
     def budget_try_spend(self, insurer_code: str) -> bool:
         return self._budget_step(insurer_code, "retries", change=-RETRY_COST, spend=True)

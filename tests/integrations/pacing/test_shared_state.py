@@ -152,6 +152,57 @@ def test_successful_first_attempts_deposit_their_ratio(make_state):
     assert (snapshot["first_successes"], snapshot["first_failures"]) == (110, 10)
 
 
+def test_first_attempts_counted_together_leave_what_one_by_one_would(make_state):
+    """`times`: ten at once deposit and count like ten in a row (a drain writes them per batch)."""
+    one_by_one, together = (
+        make_state(budget_reserve=3.0, budget_refill=0.0),
+        make_state(budget_reserve=3.0, budget_refill=0.0),
+    )
+    for state, insurer in ((one_by_one, "anka"), (together, "deniz")):
+        assert sum(state.budget_try_spend(insurer) for _ in range(3)) == 3
+    for _ in range(7):
+        one_by_one.budget_record_first("anka", ok=True, ratio=0.2)
+    for _ in range(4):
+        one_by_one.budget_record_first("anka", ok=False, ratio=0.2)
+    together.budget_record_first("deniz", ok=True, ratio=0.2, times=7)
+    together.budget_record_first("deniz", ok=False, ratio=0.2, times=4)
+    together.budget_record_first("deniz", ok=True, ratio=0.2, times=0)  # nothing to count: nothing written
+    assert together.budget_tokens("deniz") == pytest.approx(one_by_one.budget_tokens("anka")) == pytest.approx(1.4)
+    counted = ("first_successes", "first_failures")
+    assert [together.budget_snapshot("deniz")[k] for k in counted] == [7, 4]
+    assert [one_by_one.budget_snapshot("anka")[k] for k in counted] == [7, 4]
+    together.budget_record_first("deniz", ok=True, ratio=0.5, times=100)  # the cap absorbs, as in a row
+    assert together.budget_tokens("deniz") == pytest.approx(3.0)
+
+
+def test_a_batched_budget_writes_its_first_attempts_only_when_flushed(make_state):
+    """A drain's budget: spends go at once, first attempts wait for the batch write, and a failed
+    write keeps them for the next one."""
+    from integrations.pacing.retry_budget import BatchedRetryBudget
+
+    state = make_state(budget_reserve=2.0, budget_refill=0.0)
+    budget = BatchedRetryBudget(state)
+    assert [budget.try_spend("cinar") for _ in range(3)] == [True, True, False]
+    for _ in range(5):
+        budget.record_first_attempt("cinar", ok=True, ratio=0.2)
+    budget.record_first_attempt("cinar", ok=False, ratio=0.2)
+    assert state.budget_snapshot("cinar")["first_successes"] == 0 and not budget.try_spend("cinar")
+
+    class Unreachable:
+        def budget_record_first(self, *args, **kwargs):
+            raise ConnectionError("state restarting")
+
+    budget.state = Unreachable()
+    with pytest.raises(ConnectionError):
+        budget.flush()
+    budget.state = state
+    assert budget.flush() == 6 and budget.flush() == 0
+    snapshot = state.budget_snapshot("cinar")
+    assert (snapshot["first_successes"], snapshot["first_failures"]) == (5, 1)
+    assert state.budget_tokens("cinar") == pytest.approx(1.0)
+    assert budget.try_spend("cinar") and not budget.try_spend("cinar")
+
+
 def test_successful_retries_are_refunded(make_state):
     """The budget caps wasted calls: a retry that succeeds gives its token back."""
     budget = SharedRetryBudget(make_state(budget_reserve=5.0, budget_refill=0.0))
