@@ -298,6 +298,9 @@ def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[s
 
 
 def _no_answer_message(error: InsurerError) -> str:
+    if error.is_local_refusal:
+        # Nothing was sent: the agent may ask again shortly, and should know no call went out.
+        return plain_message(error)
     if error.kind in (ErrorKind.THROTTLED, ErrorKind.UNAVAILABLE):
         return "Yanıt alınamadı: şirket yoğun."
     if error.error_class is ErrorClass.UNKNOWN:

@@ -78,3 +78,25 @@ def test_dask_shows_the_address_the_uavt_code_resolves_to_unmasked(agents, sandb
         assert row.details["address"] == address
     assert f"Adres: {address}" in html
     assert samples.DASK_ADDRESS["uavt_code"] in html
+
+
+def test_a_call_refused_on_our_side_for_the_contract_says_so(agents, sandbox):
+    """The agency's send slots at Anka are taken far past the quote's deadline: the call is not
+    sent, and the agent reads that the insurer is busy and nothing went out, not a failure."""
+    import time
+
+    from integrations.models import InsurerAccount, SendRateState
+
+    account = InsurerAccount.objects.get(agency__code="ACENTE1", insurer__code="anka")
+    now = time.time()
+    SendRateState.objects.update_or_create(
+        account_key=account.rate_key,
+        defaults={"rate": 5.0, "known_good": 5.0, "tat": now + 1000, "window_started": now},
+    )
+    request = svc.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    fetch_all(request)
+    row = rows_of(request)["anka"]
+    assert (row.state, row.provider_code, row.error_kind) == ("NO_ANSWER", "LOCAL_RATE_LIMIT", "throttled")
+    assert row.message.startswith("Sigorta şirketi şu an yoğun") and "gönderilmedi" in row.message
+    assert sandbox["anka"].state.counts()["total_received"] == 0
+    assert "Sigorta şirketi şu an yoğun" in desk_html(agents["ACENTE1"], request)
