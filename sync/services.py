@@ -73,10 +73,26 @@ STALLED_RUN_SECONDS = 600.0
 
 # Sync items are taken by drains (`sync_drain`): a few tasks a run, each claiming batches.
 DRAIN_TASK = "sync.tasks.sync_drain"
+
+
+def drain_tasks_default(workers: int) -> int:
+    """How many drain tasks a run gets on a cluster of `workers` when nothing says otherwise.
+
+    Drains hold their workers in 30-s slices, back to back, for the whole night's run: taking
+    every worker made a quote fan-out task (an agent waiting on the screen) and the work pump
+    wait up to a slice. The pump holds one worker about 50 s of each minute, so two are left
+    to other tasks: the pump's and one free for quotes; never fewer than one drain.
+    """
+    return max(1, workers - 2)
+
+
 # Drain tasks sent for a run (and after drains were lost); each keeps this many tries in flight.
-# A setting, or the environment of the process (a benchmark sizes its clusters' drains so).
+# A setting, or the environment of the process (a benchmark sizes its clusters' drains so),
+# overrides the default, which leaves workers to the pump and to quotes.
 DRAIN_TASKS = int(
-    getattr(settings, "SYNC_DRAIN_TASKS", 0) or os.environ.get("SYNC_DRAIN_TASKS") or settings.Q_CLUSTER["workers"]
+    getattr(settings, "SYNC_DRAIN_TASKS", 0)
+    or os.environ.get("SYNC_DRAIN_TASKS")
+    or drain_tasks_default(settings.Q_CLUSTER["workers"])
 )
 DRAIN_THREADS = int(getattr(settings, "SYNC_DRAIN_THREADS", 0) or os.environ.get("SYNC_DRAIN_THREADS") or 16)
 # How long a drain task claims before it hands over to a successor: its last tries must end
