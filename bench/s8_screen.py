@@ -76,8 +76,8 @@ REPEATS = 3
 def params(quick: bool) -> dict[str, Any]:
     if quick:
         return {
-            "agents": 5,
-            "browser_agents": 5,
+            "agents": 6,
+            "browser_agents": 4,
             "seconds": 6.0,
             "think_s": [0.2, 0.8],
             "ramp_s": 1.0,
