@@ -17,7 +17,6 @@ import os
 import queue
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from functools import partial
@@ -101,6 +100,9 @@ DRAIN_THREADS = int(getattr(settings, "SYNC_DRAIN_THREADS", 0) or os.environ.get
 # Shorter slices let the broker spread a run's drains over clusters again and again, and let
 # other tasks (the pump, quotes) in between; each slice's successor goes to whichever is free.
 DRAIN_SECONDS = float(getattr(settings, "SYNC_DRAIN_SECONDS", 0) or os.environ.get("SYNC_DRAIN_SECONDS") or 30.0)
+# How often `sync_run_process` pumps while it still has items to claim (when it has none left,
+# it pumps each time it looks for more, every `tick` at most).
+PUMP_SECONDS = 2.0
 # Successes are written together: every this many seconds, or once this many wait.
 FLUSH_SECONDS = 0.05
 FLUSH_ITEMS = 200
@@ -300,29 +302,45 @@ def _store_statuses(done: list[tuple[SyncItem, Outcome]]) -> list[SyncItem]:
         ]
     )
     results = {item.pk: outcome.result for item, outcome in done}
-    by_status: dict[str, list[int]] = defaultdict(list)
-    periods: dict[tuple, list[int]] = defaultdict(list)
+    now = timezone.now()
+    rows = []
     for item in written:
         policy, result = by_pk[item.policy_id], results[item.pk]
         status = result.status.value
-        by_status[status].append(policy.pk)
         # As `policy_period_store`: a date the answer left out never clears one we know.
-        changes = tuple(
-            (name, value)
-            for name in ("starts_on", "ends_on")
-            if (value := getattr(result, name)) is not None and value != getattr(policy, name)
-        )
-        if changes:
-            periods[changes].append(policy.pk)
+        starts_on = result.starts_on if result.starts_on is not None else policy.starts_on
+        ends_on = result.ends_on if result.ends_on is not None else policy.ends_on
+        rows.append((status, now, starts_on, ends_on, policy.pk))
         if status != policy.status and status in ENDED_STATUSES:
             policy.status = status
             transaction.on_commit(partial(_notify_ended, policy))
-    now = timezone.now()
-    for status, ids in by_status.items():
-        Policy.objects.filter(pk__in=ids).update(status=status, last_synced_at=now)
-    for changes, ids in periods.items():
-        Policy.objects.filter(pk__in=ids).update(**dict(changes))
+    _policies_update(rows)
     return written
+
+
+def _policies_update(rows: list[tuple[str, Any, Any, Any, int]]) -> None:
+    """(status, synced at, starts_on, ends_on, pk) per policy, in one prepared statement run for
+    every row: on the first night every policy's period is new to us, and an ORM UPDATE per
+    policy was a fifth of the drain's CPU."""
+    if not rows:
+        return
+    ops, meta = connection.ops, Policy._meta
+    columns = [meta.get_field(name).column for name in ("status", "last_synced_at", "starts_on", "ends_on")]
+    sets = ", ".join(f"{ops.quote_name(column)} = %s" for column in columns)
+    # Only the model's own quoted names go into the text; every value is a parameter.
+    sql = f"UPDATE {ops.quote_name(meta.db_table)} SET {sets} WHERE {ops.quote_name(meta.pk.column)} = %s"  # noqa: S608
+    params = [
+        (
+            status,
+            ops.adapt_datetimefield_value(synced_at),
+            ops.adapt_datefield_value(starts_on),
+            ops.adapt_datefield_value(ends_on),
+            pk,
+        )
+        for status, synced_at, starts_on, ends_on, pk in rows
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
 
 
 def _state_of(item_id: int) -> str:
@@ -697,6 +715,8 @@ def sync_run_process(
     drain = _Drain(run.items.all(), threads=threads, stop=stop)
 
     def pump() -> None:
+        # While items are left to claim, a retry that waits a moment longer costs nothing (the
+        # drain has other work), and each pass is five statements in the claiming thread.
         sync_pump(processing_run=run)
         if on_progress is not None:
             on_progress(sync_run_progress(run))
@@ -713,7 +733,7 @@ def sync_run_process(
         return None
 
     try:
-        drain.run(more=more, tick=tick, on_tick=pump)
+        drain.run(more=more, tick=max(tick, PUMP_SECONDS), on_tick=pump)
     except BaseException:
         stop.set()
         sync_run_enqueue(run)

@@ -140,3 +140,49 @@ def test_a_drain_out_of_time_sends_a_successor(make_policies, sandbox, quick_sta
     assert SyncItem.objects.filter(state=WorkState.SUBMITTED).count() == claimed
     assert SyncItem.objects.filter(state=WorkState.QUEUED).count() == 6 - claimed
     assert sent_tasks == [("sync.tasks.sync_drain", None)]
+
+
+def test_a_drain_stores_the_periods_the_insurer_gives(make_policies, sandbox, quick_status_policy):
+    """The batch write of answers (one prepared UPDATE run for every policy row): each policy
+    gets its own status, period and sync time, whatever it held before."""
+    from datetime import date
+
+    dated, other = make_policies("anka", ["ANKA-PER-1", "ANKA-PER-2"])
+    sandbox["anka"].state.seed_policies(
+        [
+            {"policy_no": dated.policy_no, "status": "CANCELLED", "starts_on": "2026-02-01", "ends_on": "2027-02-01"},
+            {"policy_no": other.policy_no, "status": "ACTIVE", "starts_on": "2026-03-01", "ends_on": "2027-03-01"},
+        ]
+    )
+    Policy.objects.filter(pk=other.pk).update(starts_on=date(2025, 5, 5), ends_on=date(2026, 5, 5))
+    run = _run()
+
+    counts = svc.sync_run_process(run, threads=2, tick=0.1)
+
+    assert counts["done"] == 2
+    dated.refresh_from_db()
+    other.refresh_from_db()
+    assert (dated.status, dated.starts_on, dated.ends_on) == ("CANCELLED", date(2026, 2, 1), date(2027, 2, 1))
+    assert (other.status, other.starts_on, other.ends_on) == ("ACTIVE", date(2026, 3, 1), date(2027, 3, 1))
+    assert dated.last_synced_at is not None and other.last_synced_at is not None
+
+
+def test_a_batch_write_never_clears_a_date_the_answer_left_out(make_policies, quick_status_policy):
+    """An answer without a period (an insurer's terse status) keeps the dates we know."""
+    from datetime import date
+
+    from integrations.answers.results import Policy as PolicyResult
+    from integrations.answers.results import PolicyStatus
+    from integrations.calling.engine import Outcome
+
+    policy = make_policies("anka", ["ANKA-PER-3"])[0]
+    Policy.objects.filter(pk=policy.pk).update(starts_on=date(2025, 5, 5), ends_on=date(2026, 5, 5))
+    _run()
+    (item,) = work.work_claim_batch(SyncItem.objects.all(), limit=5, lease_seconds=60)
+    answer = PolicyResult(policy_no=policy.policy_no, status=PolicyStatus.CANCELLED)
+
+    written = svc._store_statuses([(item, Outcome(result=answer, error=None, attempts=1))])
+
+    assert [w.pk for w in written] == [item.pk]
+    policy.refresh_from_db()
+    assert (policy.status, policy.starts_on, policy.ends_on) == ("CANCELLED", date(2025, 5, 5), date(2026, 5, 5))
