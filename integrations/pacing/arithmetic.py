@@ -43,8 +43,12 @@ PAUSE_RATIO = 0.5
 # Each clean window adds this share of the current rate: a probe above the insurer's real limit
 # then costs only about this share of one window in throttles.
 INCREASE_SHARE = 0.01
-# Below the last rate known to be fine, climb back fast: a pause must not cost half an hour.
-RECOVERY_FACTOR = 1.25
+# Below the last rate known to be fine, climb back by this share of that rate per second of the
+# window: from nothing to all of it in 40 s. Fast enough that a pause does not cost half an hour,
+# slow enough that the backlog a pause left drains spread out instead of in one burst. Per second,
+# not per window: a draining backlog closes windows faster, and a per-window step would then climb
+# faster the bigger the backlog is (the burst feeding itself).
+RECOVERY_SHARE_PER_SECOND = 0.025
 
 # The retry budget's counters (shown on the dashboard and /metrics) cover this sliding window.
 BUDGET_WINDOW_SECONDS = 60
@@ -96,7 +100,10 @@ def adjusted_rate(state: RateState, window: Window, *, floor: float, ceiling: fl
     A partly throttled window teaches the insurer's limit: drop to what it accepted (less a
     margin) and remember that as the rate known to be fine. A mostly throttled one is a pause:
     halve, but keep the known-good rate, so that once the insurer is back the rate climbs back
-    by a quarter a window instead of one percent.
+    steadily (a fixed share of the known-good rate per second, `RECOVERY_SHARE_PER_SECOND`)
+    instead of by one percent a window. The climb is additive and paced by time: everyone's
+    backlog comes back at once after a shared pause, and a rate that jumped back would hand the
+    insurer that backlog as a burst.
     """
     rate, known_good = state.rate, state.known_good
     ratio = window.throttle_ratio
@@ -107,7 +114,7 @@ def adjusted_rate(state: RateState, window: Window, *, floor: float, ceiling: fl
         rate = min(accepted * DECREASE_MARGIN, rate * MIN_DECREASE)
         known_good = min(known_good, accepted)
     elif rate < known_good * MIN_DECREASE:
-        rate = min(known_good, rate * RECOVERY_FACTOR)
+        rate = min(known_good, rate + known_good * RECOVERY_SHARE_PER_SECOND * max(window.seconds, 0.0))
     else:
         rate = rate * (1.0 + INCREASE_SHARE)
         known_good = max(known_good, rate)

@@ -79,8 +79,8 @@ def test_rate_stays_within_floor_and_ceiling():
     )
 
 
-def test_a_pause_halves_the_rate_and_is_recovered_fast():
-    """A fully throttled window (a blanket wait) is a pause: halve, then climb back by a quarter a window."""
+def test_a_pause_halves_the_rate_and_is_recovered_steadily():
+    """A fully throttled window (a blanket wait) is a pause: halve, then climb back within about 40 s."""
     state = RateState(rate=20.0, known_good=20.0)
     for _ in range(3):  # three windows throttled through and through
         state = adjusted_rate(state, Window(40, 40, 2.0), floor=0.5, ceiling=20.0, threshold=0.02)
@@ -89,7 +89,24 @@ def test_a_pause_halves_the_rate_and_is_recovered_fast():
     while state.rate < 19.0:
         state = adjusted_rate(state, Window(40, 0, 2.0), floor=0.5, ceiling=20.0, threshold=0.02)
         windows += 1
-    assert windows <= 10  # not the hundreds a 1 % climb would take
+    assert windows <= 20  # 40 s of 2-s windows, not the hundreds a 1 % climb would take
+
+
+def test_recovery_after_a_pause_follows_the_clock_not_the_window_count():
+    """A backlog draining after a pause closes windows faster; the rate must not climb faster for it.
+
+    Ten 1-s windows and five 2-s windows (the same 10 s) bring the rate to the same place.
+    """
+    paused = adjusted_rate(RateState(40.0, 40.0), Window(40, 40, 2.0), floor=0.5, ceiling=40.0, threshold=0.02)
+    assert paused.rate == pytest.approx(20.0)
+    short, long = paused, paused
+    for _ in range(10):
+        short = adjusted_rate(short, Window(40, 0, 1.0), floor=0.5, ceiling=40.0, threshold=0.02)
+    for _ in range(5):
+        long = adjusted_rate(long, Window(40, 0, 2.0), floor=0.5, ceiling=40.0, threshold=0.02)
+    assert short.rate == pytest.approx(long.rate)
+    # Raised slowly: 10 s after the pause, a quarter of the way back, not all of it.
+    assert short.rate == pytest.approx(30.0)
 
 
 def test_gcra_spaces_calls_evenly():
