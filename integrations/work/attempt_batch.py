@@ -12,7 +12,10 @@ leases bring them back.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+
+from django.db import connection
 
 from integrations.attempts.recording import AttemptRecord, BufferedRecorder
 
@@ -41,13 +44,41 @@ class AttemptBatch:
         return rows
 
     def write(self, rows: list[AttemptRecord] | None = None) -> int:
-        """Insert `rows` (by default everything collected so far); returns how many."""
-        from integrations.models import Attempt
+        """Insert `rows` (by default everything collected so far); returns how many.
 
+        One prepared INSERT run for every row, not `bulk_create`: building a model per row and
+        preparing each of its fields through the ORM cost more CPU than the rest of the write.
+        """
         rows = self.take() if rows is None else rows
         if rows:
-            Attempt.objects.bulk_create([Attempt(**vars(r)) for r in rows], batch_size=500)
+            sql, adapt = _insert_statement()
+            with connection.cursor() as cursor:
+                cursor.executemany(sql, [adapt(row) for row in rows])
         return len(rows)
+
+
+_NAMES = tuple(f.name for f in fields(AttemptRecord))
+_DATETIMES = ("started_at", "finished_at")
+
+
+def _insert_statement() -> tuple[str, Callable[[AttemptRecord], tuple]]:
+    """The attempt table's INSERT for `connection`'s database, and a row's parameters for it."""
+    from integrations.models import Attempt
+
+    ops, meta = connection.ops, Attempt._meta
+    columns = ", ".join(ops.quote_name(meta.get_field(name).column) for name in _NAMES)
+    marks = ", ".join(["%s"] * len(_NAMES))
+    # Only the model's own quoted names go into the text; every value is a parameter.
+    sql = f"INSERT INTO {ops.quote_name(meta.db_table)} ({columns}) VALUES ({marks})"  # noqa: S608
+    at = [_NAMES.index(name) for name in _DATETIMES]
+
+    def adapt(row: AttemptRecord) -> tuple:
+        values = [getattr(row, name) for name in _NAMES]
+        for index in at:
+            values[index] = ops.adapt_datetimefield_value(values[index])
+        return tuple(values)
+
+    return sql, adapt
 
 
 @dataclass
