@@ -9,10 +9,11 @@ probing upwards until the insurer pushes back (the halve-and-creep of TCP would 
 81 % of the contract). When a window's throttle ratio crosses the threshold, the rate drops
 at once to what the insurer actually accepted in that window, less a margin — fast, and
 aimed rather than blind. While windows stay clean it climbs back by one percent a window
-towards the ceiling. A window throttled through and through is a pause, not a limit: the rate
-halves but remembers what was fine before, and climbs back there fast once the insurer is
-back. Calls are spaced evenly (GCRA: one theoretical arrival time per account), so workers
-on many machines never burst together.
+towards the ceiling. A window mostly throttled is a pause, not a limit: the rate halves (once
+for a blanket wait: windows that let nothing through do not halve it again) but remembers what
+was fine before, and climbs back there steadily once the insurer is back. Calls are spaced
+evenly (GCRA: one theoretical arrival time per account), so workers on many machines never
+burst together.
 
 Retry budget. One token bucket per insurer, shared by every worker (AWS's standard retry mode
 in shape, Finagle's budget in spirit): a retry costs a token, a successful first attempt
@@ -30,7 +31,10 @@ from dataclasses import dataclass
 # Pace this far under the ceiling: the insurer's bucket and our clock never agree exactly.
 PACING_MARGIN = 0.98
 # A window closes after this many attempts, or after WINDOW_MAX_SECONDS with at least WINDOW_MIN_ATTEMPTS.
-WINDOW_ATTEMPTS = 40
+# Small enough that a pause is seen while it lasts (at 20 calls/s, within a second), not once the
+# insurer is back, when the calls it held would go out at the old rate; the SQL and the Lua read
+# these three from here.
+WINDOW_ATTEMPTS = 20
 WINDOW_MIN_ATTEMPTS = 5
 WINDOW_MAX_SECONDS = 5.0
 # After a throttled window: accepted rate × this (a little under what got through).
@@ -40,6 +44,8 @@ MIN_DECREASE = 0.95
 # A window this throttled is a pause (an outage of the insurer's gateway, a blanket "wait 2 s"),
 # not a rate limit: halve, and do not learn a limit from it.
 PAUSE_RATIO = 0.5
+# A pause leaves this share of the rate.
+PAUSE_SHARE = 0.5
 # Each clean window adds this share of the current rate: a probe above the insurer's real limit
 # then costs only about this share of one window in throttles.
 INCREASE_SHARE = 0.01
@@ -108,7 +114,12 @@ def adjusted_rate(state: RateState, window: Window, *, floor: float, ceiling: fl
     rate, known_good = state.rate, state.known_good
     ratio = window.throttle_ratio
     if ratio >= PAUSE_RATIO:
-        rate = rate * 0.5
+        # Nothing got through at half the known-good rate: the insurer is still pausing everyone
+        # (its wait signal holds the callers back), and halving again would only leave a backlog
+        # to drain after it. A window where some got through keeps halving: that is how a limit
+        # far under the contract is found.
+        if not (window.throttled >= window.attempts and rate <= known_good * PAUSE_SHARE * 1.001):
+            rate = rate * PAUSE_SHARE
     elif ratio > threshold:
         accepted = rate * (1.0 - ratio)
         rate = min(accepted * DECREASE_MARGIN, rate * MIN_DECREASE)

@@ -73,17 +73,34 @@ def test_clean_window_rises_by_a_small_step():
 
 def test_rate_stays_within_floor_and_ceiling():
     """Whatever the window, the rate stays between the admin's floor and the ceiling."""
-    assert adjusted_rate(RateState(0.6, 5.0), Window(10, 10, 1.0), floor=0.5, ceiling=10.0, threshold=0.02).rate == 0.5
+    assert adjusted_rate(RateState(0.6, 5.0), Window(10, 9, 1.0), floor=0.5, ceiling=10.0, threshold=0.02).rate == 0.5
     assert (
         adjusted_rate(RateState(10.0, 10.0), Window(10, 0, 1.0), floor=0.5, ceiling=10.0, threshold=0.02).rate == 10.0
     )
 
 
-def test_a_pause_halves_the_rate_and_is_recovered_steadily():
-    """A fully throttled window (a blanket wait) is a pause: halve, then climb back within about 40 s."""
+def test_a_pause_halves_the_rate_once():
+    """Windows throttled through and through (a blanket wait) halve the rate once, not once each:
+    the insurer's wait holds the callers back, and a rate halved again only leaves a backlog."""
     state = RateState(rate=20.0, known_good=20.0)
-    for _ in range(3):  # three windows throttled through and through
+    for _ in range(3):
         state = adjusted_rate(state, Window(40, 40, 2.0), floor=0.5, ceiling=20.0, threshold=0.02)
+    assert state.rate == pytest.approx(10.0) and state.known_good == 20.0
+
+
+def test_a_pause_that_lets_some_through_keeps_halving():
+    """Mostly throttled but not all: a limit far under the rate, found by halving on."""
+    state = RateState(rate=20.0, known_good=20.0)
+    for _ in range(3):
+        state = adjusted_rate(state, Window(40, 30, 2.0), floor=0.5, ceiling=20.0, threshold=0.02)
+    assert state.rate == pytest.approx(2.5) and state.known_good == 20.0
+
+
+def test_a_pause_halves_the_rate_and_is_recovered_steadily():
+    """After a pause the rate climbs back within about 40 s."""
+    state = RateState(rate=20.0, known_good=20.0)
+    for _ in range(3):
+        state = adjusted_rate(state, Window(40, 35, 2.0), floor=0.5, ceiling=20.0, threshold=0.02)
     assert state.rate == pytest.approx(2.5) and state.known_good == 20.0
     windows = 0
     while state.rate < 19.0:
