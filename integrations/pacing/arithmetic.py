@@ -55,6 +55,8 @@ INCREASE_SHARE = 0.01
 # not per window: a draining backlog closes windows faster, and a per-window step would then climb
 # faster the bigger the backlog is (the burst feeding itself).
 RECOVERY_SHARE_PER_SECOND = 0.025
+# Under half the known-good rate, a clean window multiplies the rate by this (up to half).
+FAST_RECOVERY_FACTOR = 1.25
 
 # The retry budget's counters (shown on the dashboard and /metrics) cover this sliding window.
 BUDGET_WINDOW_SECONDS = 60
@@ -125,7 +127,11 @@ def adjusted_rate(state: RateState, window: Window, *, floor: float, ceiling: fl
         rate = min(accepted * DECREASE_MARGIN, rate * MIN_DECREASE)
         known_good = min(known_good, accepted)
     elif rate < known_good * MIN_DECREASE:
-        rate = min(known_good, rate + known_good * RECOVERY_SHARE_PER_SECOND * max(window.seconds, 0.0))
+        steady = rate + known_good * RECOVERY_SHARE_PER_SECOND * max(window.seconds, 0.0)
+        # Under half the known-good rate (a pause's tail window read as a second pause, or a long
+        # outage), back to half quickly: that is where one pause leaves the rate.
+        quick = min(rate * FAST_RECOVERY_FACTOR, known_good * PAUSE_SHARE)
+        rate = min(known_good, max(steady, quick))
     else:
         rate = rate * (1.0 + INCREASE_SHARE)
         known_good = max(known_good, rate)

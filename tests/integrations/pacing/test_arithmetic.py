@@ -158,3 +158,17 @@ def test_retry_budget_refills_with_time_then_applies_the_change_never_above_the_
     assert budget_tokens_after(0.5, 1.0, change=-1.0) == pytest.approx(-0.3)  # below zero: refused
     assert budget_tokens_after(2.0, -10.0) == 2.0  # a lagging clock neither refills nor drains
     assert budget_tokens_after(1.0, 2.0, change=0.5, refill=1.0, capacity=3.0) == 3.0
+
+
+def test_under_half_the_known_good_rate_the_climb_back_to_half_is_quick():
+    """Two pauses read back to back leave a quarter; clean windows bring it back to half by a
+    quarter a window, then the steady climb takes over."""
+    state = RateState(rate=10.0, known_good=40.0)
+    state = adjusted_rate(state, Window(20, 0, 1.0), floor=0.5, ceiling=40.0, threshold=0.02)
+    assert state.rate == pytest.approx(12.5)
+    for _ in range(2):
+        state = adjusted_rate(state, Window(20, 0, 1.0), floor=0.5, ceiling=40.0, threshold=0.02)
+    assert state.rate == pytest.approx(12.5 * 1.25 * 1.25)
+    # Past half: one fortieth of the known-good rate a second.
+    state = adjusted_rate(state, Window(20, 0, 1.0), floor=0.5, ceiling=40.0, threshold=0.02)
+    assert state.rate == pytest.approx(12.5 * 1.25 * 1.25 + 1.0)
