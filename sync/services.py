@@ -27,6 +27,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, F, Max, Min, QuerySet
 from django.utils import timezone
 
+from insurehub.dbpool import db_connection_release
 from integrations.answers.taxonomy import ErrorKind, InsurerError
 from integrations.attempts.recording import AttemptRecorder
 from integrations.calling.calls import Endpoint, endpoint_for_account, insurer_operation_run
@@ -541,6 +542,9 @@ class _Drain:
                     with self._lock:
                         self._busy -= 1
                     self._moved.set()
+                    # A pooled connection goes back between items (and before waiting for the
+                    # next): a drain's threads outnumber a process's pool (DB_POOL_MAX_SIZE).
+                    db_connection_release()
         finally:
             connection.close()  # each thread has its own connection: do not leak them
 

@@ -47,6 +47,8 @@ MAX_RAW_ANSWER = 4000
 # How long a durable retry waits when the insurer's retry budget is spent, and what it says meanwhile.
 RETRY_BUDGET_WAIT_SECONDS = 5.0
 BUDGET_SPENT_MESSAGE = "Yeniden deneme bütçesi dolu; bekleniyor."
+# What a person reads on a record whose call waited for the agency's send slot at the insurer.
+SEND_SLOT_WAIT_MESSAGE = "Acentenin bu şirketteki gönderim hakkı dolu; sırası gelince sorulacak (istek gönderilmedi)."
 
 
 # Caps over time: a record whose workers died this often, or that has been in play this long
@@ -356,7 +358,11 @@ def retry_permit(item: WorkItem, *, insurer_code: str, looks_first: bool = False
         return "free"
     from integrations.pacing.retry_budget import SharedRetryBudget
 
-    return "spent" if SharedRetryBudget().try_spend(insurer_code) else "denied"
+    try:
+        return "spent" if SharedRetryBudget().try_spend(insurer_code) else "denied"
+    except Exception:  # noqa: BLE001 - the budget's state restarting (Redis, the database): wait, as when it says no
+        logger.warning("%s %s: the retry budget could not be asked; the retry waits", type(item).__name__, item.pk)
+        return "denied"
 
 
 def work_promote_due(model: type[WorkItem], *, limit: int = 500) -> list[int]:
@@ -525,6 +531,8 @@ def work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: Retry
         )
     if outcome is not None and outcome.retry_refused:
         return work_postpone(item, seconds=RETRY_BUDGET_WAIT_SECONDS, reason=BUDGET_SPENT_MESSAGE) or _state(item)
+    if error.is_local_refusal:
+        return _postpone_for_send_slot(item, error, permit=permit, insurer_code=insurer_code)
     if error.error_class is ErrorClass.PERMANENT:
         work_mark_failed(item, error=error)
         logger.warning("%s %s FAILED: %s %s", kind.model.__name__, item.pk, error.kind, error.provider_code)
@@ -539,6 +547,24 @@ def work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: Retry
             "%s %s DEFERRED after %s tries: %s", kind.model.__name__, item.pk, item.attempts + 1, error.provider_code
         )
     return state or _state(item)
+
+
+def _postpone_for_send_slot(item: WorkItem, error: InsurerError, *, permit: str, insurer_code: str) -> WorkState:
+    """The call was refused on our side: the account's next send slot (or the state that hands
+    them out) was not to be had in time. Nothing reached the insurer, so this is no try — not a
+    failure, not an insurer's throttle, nothing for the caps over tries to count (many workers
+    sharing a tight contract would otherwise wear records out on their own queue) — only a wait
+    for the slot; the cap over time still ends a record that never gets one. A retry paid for
+    from the budget gets its token back: it was never made."""
+    if permit == "spent":
+        from integrations.pacing.retry_budget import SharedRetryBudget
+
+        try:
+            SharedRetryBudget().refund(insurer_code)
+        except Exception:  # noqa: BLE001 - the state that refused the slot may be the one down
+            logger.warning("%s %s: the retry budget's token was not given back", type(item).__name__, item.pk)
+    seconds = error.wait.seconds if error.wait is not None else RETRY_BUDGET_WAIT_SECONDS
+    return work_postpone(item, seconds=max(seconds, 0.05), reason=SEND_SLOT_WAIT_MESSAGE) or _state(item)
 
 
 def _hand_back(kind: WorkKind, item: WorkItem, stopped: ExchangeStopped) -> WorkState:
