@@ -222,7 +222,7 @@ def _builtin_rows(scenarios: dict[str, Any]) -> list[list[str]]:
                 "goodput ≥ 97 %, ≤ 2 % throttled, 0 lost; CPU ms per item reported (aim ≤ 3)",
                 baseline(clients["naive"]) if "naive" in clients else "—",
                 baseline(clients["tenacity"]) if "tenacity" in clients else "—",
-                f"**{spread_text(s, 'goodput_share', c['goodput_share'], digits=1, suffix=' %', scale=100)}**, "
+                f"{spread_text(s, 'goodput_share', c['goodput_share'], digits=1, suffix=' %', scale=100)}, "
                 f"{spread_text(s, 'throttled_share', c['throttled_share'], digits=1, suffix=' %', scale=100)} "
                 f"throttled, {_n(c['lost'])} lost{cpu_text}{_mark(ok)}",
             ]

@@ -268,9 +268,13 @@ def summary_rows(s: dict[str, Any]) -> list[list[str]]:
             "0 beyond contract, ≤ 2 % throttled, all answered in time",
             _cell(clients.get(NAIVE)),
             _cell(clients.get(TENACITY)),
-            _cell(clients.get(PLATFORM)),
+            _cell(clients.get(PLATFORM)) + _verdict(clients.get(PLATFORM)),
         ]
     ]
+
+
+def _verdict(c: dict[str, Any] | None) -> str:
+    return "" if not c else (" ✅" if _met(c) else " ❌")
 
 
 def _met(c: dict[str, Any]) -> bool:

@@ -453,9 +453,16 @@ def summary_rows(s: dict[str, Any]) -> list[list[str]]:
             f"p95 ≤ {TARGET_P95_MS:.0f} ms",
             f"old 1-s poll: {_figure(s, 'poll')}",
             "—",
-            _figure(s, "stream"),
+            _figure(s, "stream") + _verdict(s),
         ]
     ]
+
+
+def _verdict(s: dict[str, Any]) -> str:
+    """Judged on the median of the repeats' p95 (the single run's when not repeated)."""
+    block = repeated(s, "stream.p95_ms")
+    judged = block["median"] if block is not None else s["modes"].get("stream", {}).get("p95_ms")
+    return "" if judged is None else (" ✅" if judged <= TARGET_P95_MS else " ❌")
 
 
 def markdown(s: dict[str, Any], plot: str | None) -> list[str]:
