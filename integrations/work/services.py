@@ -143,25 +143,24 @@ def work_claim_batch(queryset: models.QuerySet, *, limit: int, lease_seconds: fl
     return list(queryset.filter(state=WorkState.IN_FLIGHT, claim_token=fields["claim_token"]).order_by("pk"))
 
 
+def _submitted_fields(now: object) -> dict[str, object]:
+    """What IN_FLIGHT -> SUBMITTED writes, one record at a time or a batch."""
+    return {
+        "state": WorkState.SUBMITTED,
+        "attempts": F("attempts") + 1,
+        "lease_expires_at": None,
+        "next_attempt_at": None,
+        "finished_at": now,
+        "updated_at": now,
+        "error_class": "",
+        "error_kind": "",
+        "provider_code": "",
+        "error_message": "",
+    }
+
+
 def work_mark_submitted(item: WorkItem, **fields: object) -> bool:
-    now = timezone.now()
-    return bool(
-        type(item)
-        .objects.filter(**_held(item))
-        .update(
-            state=WorkState.SUBMITTED,
-            attempts=F("attempts") + 1,
-            lease_expires_at=None,
-            next_attempt_at=None,
-            finished_at=now,
-            updated_at=now,
-            error_class="",
-            error_kind="",
-            provider_code="",
-            error_message="",
-            **fields,
-        )
-    )
+    return bool(type(item).objects.filter(**_held(item)).update(**_submitted_fields(timezone.now()), **fields))
 
 
 def work_mark_submitted_batch(done: Sequence[tuple[WorkItem, dict[str, object]]]) -> list[WorkItem]:
@@ -188,17 +187,7 @@ def work_mark_submitted_batch(done: Sequence[tuple[WorkItem, dict[str, object]]]
     for (token, fields), items in groups.items():
         pks = [item.pk for item in items]
         moved = model.objects.filter(pk__in=pks, state=WorkState.IN_FLIGHT, claim_token=token).update(
-            state=WorkState.SUBMITTED,
-            attempts=F("attempts") + 1,
-            lease_expires_at=None,
-            next_attempt_at=None,
-            finished_at=now,
-            updated_at=now,
-            error_class="",
-            error_kind="",
-            provider_code="",
-            error_message="",
-            **dict(fields),
+            **_submitted_fields(now), **dict(fields)
         )
         if moved == len(pks):
             written += items
