@@ -24,6 +24,7 @@ from integrations.pacing.arithmetic import (
     RETRY_BUDGET_RESERVE,
     RETRY_COST,
     TOKEN_TOLERANCE,
+    WINDOW_RATE_SECONDS,
     RateState,
     Window,
     budget_tokens_after,
@@ -219,7 +220,7 @@ class DatabaseSharedState:
     ) -> tuple[RateState, Window] | None:
         """Close the window if it is complete; only the caller whose reset lands gets it."""
         window = Window(attempts=attempts, throttled=throttled_count, seconds=now - started)
-        if not window.is_closed():
+        if not window.is_closed(rate):
             return None
         cursor.execute(self._CLOSE_SQL, [now, key, started])
         if cursor.rowcount != 1:
@@ -336,6 +337,9 @@ redis.call('EXPIRE', KEYS[1], 86400)
 return string.format('%.17g', wait)
 """
 
+# One answer counted in the account's window; closes it when full (mirrors Window.is_closed).
+# ARGV: throttled (0/1), WINDOW_ATTEMPTS, WINDOW_MAX_SECONDS, WINDOW_MIN_ATTEMPTS, attempts to
+# add (0: counted with its slot), WINDOW_RATE_SECONDS.
 _RECORD = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -344,7 +348,9 @@ local attempts = redis.call('HINCRBY', KEYS[1], 'wattempts', tonumber(ARGV[5] or
 local throttled = redis.call('HINCRBY', KEYS[1], 'wthrottled', tonumber(ARGV[1]))
 local started = tonumber(redis.call('HGET', KEYS[1], 'wstart') or tostring(now))
 local seconds = now - started
-if attempts >= tonumber(ARGV[2]) or (seconds >= tonumber(ARGV[3]) and attempts >= tonumber(ARGV[4])) then
+local current = tonumber(redis.call('HGET', KEYS[1], 'rate') or '0')
+local enough = math.max(tonumber(ARGV[2]), math.floor(current * tonumber(ARGV[6])))
+if attempts >= enough or (seconds >= tonumber(ARGV[3]) and attempts >= tonumber(ARGV[4])) then
   redis.call('HSET', KEYS[1], 'wattempts', 0, 'wthrottled', 0, 'wstart', tostring(now))
   local rate = redis.call('HGET', KEYS[1], 'rate')
   local good = redis.call('HGET', KEYS[1], 'good') or rate
@@ -461,7 +467,8 @@ class RedisSharedState:
 
     def record_outcome(self, key: str, *, throttled: bool, counted: bool = False) -> tuple[RateState, Window] | None:
         closed = self._record(
-            keys=[self._rate_key(key)], args=[int(throttled), *self._window_args, 0 if counted else 1]
+            keys=[self._rate_key(key)],
+            args=[int(throttled), *self._window_args, 0 if counted else 1, repr(WINDOW_RATE_SECONDS)],
         )
         if not closed:
             return None

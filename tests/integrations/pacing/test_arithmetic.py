@@ -13,6 +13,7 @@ from integrations.pacing.arithmetic import (
     budget_tokens_after,
     gcra_reserve,
     rate_ceiling,
+    window_attempts,
 )
 
 
@@ -35,7 +36,7 @@ def simulate(true_rate: float, ceiling: float, *, seconds: int = 900, warmup: in
         window_throttled += rate * step - ok
         window_seconds += step
         window = Window(attempts=window_sent, throttled=window_throttled, seconds=window_seconds)
-        if window.is_closed():
+        if window.is_closed(rate):
             state = adjusted_rate(state, window, floor=0.5, ceiling=ceiling, threshold=threshold)
             window_sent = window_throttled = window_seconds = 0.0
     return accepted / (true_rate * (seconds - warmup)), throttled / sent
@@ -62,6 +63,14 @@ def test_throttled_window_cuts_at_least_ten_percent():
     after = adjusted_rate(RateState(10.0, 10.0), window, floor=0.5, ceiling=10.0, threshold=0.02)
     assert after.rate <= 9.5
     assert after.known_good == pytest.approx(9.7)  # what got through is the limit learned
+
+
+@pytest.mark.parametrize(("rate", "attempts"), [(0.5, 20), (10.0, 20), (40.0, 20), (100.0, 50), (245.0, 122)])
+def test_a_window_holds_twenty_attempts_or_half_a_second_of_them(rate, attempts):
+    """At a low rate 20 attempts close a window; at a high one it takes half a second of them."""
+    assert window_attempts(rate) == attempts
+    assert Window(attempts=attempts, throttled=0, seconds=0.1).is_closed(rate)
+    assert not Window(attempts=attempts - 1, throttled=0, seconds=0.1).is_closed(rate)
 
 
 def test_clean_window_rises_by_a_small_step():

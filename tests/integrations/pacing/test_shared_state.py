@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE, WINDOW_ATTEMPTS
+from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE, WINDOW_ATTEMPTS, WINDOW_RATE_SECONDS
 from integrations.pacing.retry_budget import SharedRetryBudget
 from integrations.pacing.send_rate import SharedSendRate
 from integrations.pacing.shared_state import DatabaseSharedState, RedisSharedState
@@ -242,3 +242,20 @@ def test_concurrent_spenders_never_overspend(make_state):
     snapshot = state.budget_snapshot("anka")
     assert (snapshot["retries"], snapshot["denied"]) == (10, 30)
     assert state.budget_tokens("anka") == pytest.approx(0.0)
+
+
+def test_a_moment_of_throttles_at_a_high_rate_is_judged_over_half_a_second(state):
+    """At 245 calls/s a gateway's hiccup throttles five calls in a row: over the window's half
+    second that is 4 %, a cut of under a tenth, not the quarter that 5 in 20 calls would read as."""
+    policy = default_policy("policy_status").with_overrides(rate_ceiling=250.0)
+    pacer = SharedSendRate(contracted_rate=250.0, state=state, sleep=lambda s: None)
+    pacer.acquire("anka:H1", policy=policy, max_wait=None)
+    before = state.current_rate("anka:H1")
+    assert before == pytest.approx(245.0)
+    for i in range(WINDOW_ATTEMPTS):
+        pacer.observe("anka:H1", throttled=i < 5, policy=policy)
+    assert state.current_rate("anka:H1") == before  # 20 calls are not yet a window at this rate
+    for _ in range(int(before * WINDOW_RATE_SECONDS) - WINDOW_ATTEMPTS):
+        pacer.observe("anka:H1", throttled=False, policy=policy)
+    after = state.current_rate("anka:H1")
+    assert before * 0.9 < after < before  # judged, and cut a little
