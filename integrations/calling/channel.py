@@ -154,6 +154,24 @@ local_refusals = _LocalRefusals()
 _sessions = threading.local()
 
 
+def _prepared(session: requests.Session, call: Call, url: str) -> requests.PreparedRequest:
+    """The request as `session.prepare_request` would build it for our sessions, without its merges.
+
+    Our sessions carry no cookies, auth, hooks or parameters and ignore the environment
+    (`trust_env` off): all `prepare_request` adds to a call is the session's default headers,
+    and its merging of five empty settings cost a nightly sync a seventh of its CPU per call.
+    """
+    headers = CaseInsensitiveDict(session.headers)
+    for name, value in (call.headers or {}).items():
+        if value is None:  # as requests merges: None removes a session default
+            headers.pop(name, None)
+        else:
+            headers[name] = value
+    prepared = requests.PreparedRequest()
+    prepared.prepare(method=call.method, url=url, headers=headers, data=call.body, params=call.params, json=call.json)
+    return prepared
+
+
 def _session() -> requests.Session:
     """One keep-alive session per thread: `requests.Session` is not safe to share across threads."""
     session = getattr(_sessions, "session", None)
@@ -279,15 +297,7 @@ class Channel:
     def _send(self, call: Call, read_timeout: float) -> Reply:
         session = self._session or _session()
         try:
-            request = requests.Request(
-                call.method,
-                self.base_url + call.path,
-                json=call.json,
-                data=call.body,
-                headers=call.headers,
-                params=call.params,
-            )
-            prepared = session.prepare_request(request)
+            prepared = _prepared(session, call, self.base_url + call.path)
         except (requests.exceptions.RequestException, ValueError) as exc:
             # Refused before a byte left (a header with a line break, a bad URL): the insurer
             # never saw it, so no attempt is recorded and nothing can have taken effect.
