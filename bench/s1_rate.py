@@ -20,6 +20,7 @@ keep the sandbox busy), then tenacity and the platform side by side.
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
 import time
@@ -272,6 +273,13 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
             .order_by("started_at")
             .values_list("started_at", "provider_code", "wait_seconds")[:200]
         ],
+        "send_gaps": _send_gaps(
+            list(
+                Attempt.objects.filter(started_at__gte=_aware(wall_start - 1.0))
+                .order_by("started_at")
+                .values_list("started_at", flat=True)
+            )
+        ),
         "last_stored_each_s": [
             round(t.timestamp() - wall_start, 3)
             for t in SyncItem.objects.filter(run=run, state="SUBMITTED")
@@ -281,6 +289,24 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
         "records": [
             [payload["policy_no"], names.get(state, state.lower())]
             for payload, state in SyncItem.objects.filter(run=run).values_list("payload", "state")
+        ],
+    }
+
+
+def _send_gaps(started: list[Any]) -> dict[str, Any]:
+    """Where sends stopped for a while: the gaps between consecutive sends, longest first, and the
+    time lost in gaps over 20 ms (what a stalled drain costs against an evenly paced contract)."""
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(started)]
+    long = [g for g in gaps if g > 0.02]
+    return {
+        "sends": len(started),
+        "over_20ms": len(long),
+        "lost_s": round(sum(long), 3),
+        "longest_ms": [round(g * 1000, 1) for g in sorted(gaps, reverse=True)[:10]],
+        "span_s": round((started[-1] - started[0]).total_seconds(), 3) if started else 0.0,
+        "per_s": [
+            sum(1 for t in started if i <= (t - started[0]).total_seconds() < i + 1)
+            for i in range(int((started[-1] - started[0]).total_seconds()) + 1 if started else 0)
         ],
     }
 
