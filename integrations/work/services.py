@@ -24,6 +24,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -115,7 +116,13 @@ def work_claim(model: type[WorkItem], pk: int, *, lease_seconds: float) -> bool:
     return bool(model.objects.filter(pk=pk, state=WorkState.QUEUED).update(**_claim_fields(model, lease_seconds)))
 
 
-def work_claim_batch(queryset: models.QuerySet, *, limit: int, lease_seconds: float) -> list[WorkItem]:
+def work_claim_batch(
+    queryset: models.QuerySet,
+    *,
+    limit: int,
+    lease_seconds: float,
+    writing: Callable[[], AbstractContextManager[Any]] = nullcontext,
+) -> list[WorkItem]:
     """QUEUED -> IN_FLIGHT for up to `limit` records of `queryset`, oldest first, in one statement.
 
     One claim per batch instead of one per record is what lets a worker keep hundreds of tries
@@ -124,13 +131,15 @@ def work_claim_batch(queryset: models.QuerySet, *, limit: int, lease_seconds: fl
     on PostgreSQL the rows are chosen `FOR UPDATE SKIP LOCKED`, so concurrent claimers take
     different rows instead of queueing behind each other's (SQLite serialises writers anyway).
     The model needs a `claim_token` column. Returns the claimed records (lease and token set).
+    `writing()` is held around the writing transaction only, not the read that follows it (a
+    process's SQLite write gate: others wait for the write, not for the records being built).
     """
     model = queryset.model
     if limit <= 0:
         return []
     fields = _claim_fields(model, lease_seconds)
     due = queryset.filter(state=WorkState.QUEUED).order_by("pk").values("pk")[:limit]
-    with transaction.atomic():
+    with writing(), transaction.atomic():
         if connection.features.has_select_for_update_skip_locked:
             # Rows locked first, then updated: PostgreSQL may run an `IN (… LIMIT n FOR UPDATE
             # SKIP LOCKED)` subquery again for each row it updates, which takes more than `n`.

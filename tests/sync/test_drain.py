@@ -186,3 +186,19 @@ def test_a_batch_write_never_clears_a_date_the_answer_left_out(make_policies, qu
     assert [w.pk for w in written] == [item.pk]
     policy.refresh_from_db()
     assert (policy.status, policy.starts_on, policy.ends_on) == ("CANCELLED", date(2025, 5, 5), date(2026, 5, 5))
+
+
+def test_an_account_switched_off_during_a_run_fails_its_items_without_a_call(
+    make_policies, sandbox, quick_status_policy
+):
+    """The drain reads accounts itself (not joined per item): one switched off after the run
+    started fails its items as ACCOUNT_INACTIVE, replayable, and nothing is sent."""
+    policies = make_policies("anka", [f"ANKA-OFF-{i}" for i in range(4)])
+    run = _run()
+    policies[0].account.__class__.objects.filter(pk=policies[0].account_id).update(is_active=False)
+
+    svc.sync_drain(threads=2)
+
+    items = run.items.all()
+    assert {(i.state, i.provider_code) for i in items} == {(WorkState.FAILED, "ACCOUNT_INACTIVE")}
+    assert sandbox["anka"].state.counts()["received"].get("policy_status", 0) == 0
