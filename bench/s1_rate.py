@@ -61,7 +61,7 @@ def params(quick: bool) -> dict[str, Any]:
             "burst": 10,
             "policies": 1_500,
             "workers": 48,
-            "platform_threads": 24,
+            "platform_threads": 32,
             "latency_ms": [10, 40],
             "cap_s": 15.0,
         }
@@ -70,7 +70,7 @@ def params(quick: bool) -> dict[str, Any]:
         "burst": 10,
         "policies": 12_000,
         "workers": 48,
-        "platform_threads": 24,
+        "platform_threads": 32,
         "latency_ms": [20, 60],
         "cap_s": None,
     }
