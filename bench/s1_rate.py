@@ -229,6 +229,12 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _cpu_split() -> tuple[float, float, int]:
+    """User and system seconds, and involuntary context switches (threads taken off the CPU)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime, usage.ru_stime, usage.ru_nivcsw + usage.ru_nvcsw
+
+
 def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
     from django.db.models import Max, Min
 
@@ -241,9 +247,11 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
     profile = _profile_start(os.environ.get("S1_PROFILE"))
     start_at = ready_and_wait()
     cpu_before = _cpu_seconds()
+    split_before = _cpu_split()
     sync_run_process(run, threads=spec.get("platform_threads") or spec["workers"])
     returned = time.monotonic()
     cpu = _cpu_seconds() - cpu_before
+    user, system, switches = (after - before for after, before in zip(_cpu_split(), split_before, strict=True))
     if profile is not None:
         profile()
     names = {"SUBMITTED": "ok", "FAILED": "failed", "DEFERRED": "deferred"}
@@ -260,6 +268,9 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
         "flavour": "durable SyncItem records: sync_run_start + sync_run_process (drain: batch claims, "
         "batch writes; attempt rows in batches, shared state in SQLite)",
         "cpu_s": cpu,
+        "cpu_user_s": user,
+        "cpu_system_s": system,
+        "context_switches": switches,
         "finished": finished,
         "returned": returned,
         "first_call_s": None if first_call is None else first_call.timestamp() - wall_start,
