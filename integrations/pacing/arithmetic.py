@@ -39,9 +39,10 @@ WINDOW_ATTEMPTS = 20
 # ... and never before it holds this many seconds of calls at the current rate. At 250 calls/s,
 # 20 attempts are 80 ms: a gateway that stalls for a moment and then lets its queue through at
 # once throttles a handful of them, which read as a third of the window throttled and cut the rate
-# by a third for seconds (2.5 % of a nightly sync's throughput, for one hiccup). Over half a
-# second the same handful is what it is, a few percent; under 40 calls/s nothing changes.
-WINDOW_RATE_SECONDS = 0.5
+# by a third for seconds (2.5 % of a nightly sync's throughput, for one hiccup). Over 0.4 s the
+# same handful is what it is, a few percent. Up to 50 calls/s (the default ceiling: quotes,
+# issuance) 20 attempts are already 0.4 s or more, so nothing changes there.
+WINDOW_RATE_SECONDS = 0.4
 WINDOW_MIN_ATTEMPTS = 5
 WINDOW_MAX_SECONDS = 5.0
 # After a throttled window: accepted rate × this (a little under what got through).

@@ -143,7 +143,9 @@ def work_claim_batch(
         if connection.features.has_select_for_update_skip_locked:
             # Rows locked first, then updated: PostgreSQL may run an `IN (… LIMIT n FOR UPDATE
             # SKIP LOCKED)` subquery again for each row it updates, which takes more than `n`.
-            due = list(due.select_for_update(skip_locked=True).values_list("pk", flat=True))
+            # Only the records' own rows (`of`): a queryset that joins (the drain reads each
+            # item's account id through its policy) must not lock, or skip for a lock, a policy.
+            due = list(due.select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True))
             if not due:
                 return []
         claimed = model.objects.filter(pk__in=due, state=WorkState.QUEUED).update(**fields)

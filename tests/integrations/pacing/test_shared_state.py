@@ -244,9 +244,9 @@ def test_concurrent_spenders_never_overspend(make_state):
     assert state.budget_tokens("anka") == pytest.approx(0.0)
 
 
-def test_a_moment_of_throttles_at_a_high_rate_is_judged_over_half_a_second(state):
-    """At 245 calls/s a gateway's hiccup throttles five calls in a row: over the window's half
-    second that is 4 %, a cut of under a tenth, not the quarter that 5 in 20 calls would read as."""
+def test_a_moment_of_throttles_at_a_high_rate_is_judged_over_0_4_seconds(state):
+    """At 245 calls/s a gateway's hiccup throttles five calls in a row: over the window's 0.4 s
+    that is 5 %, a cut of under a tenth, not the quarter that 5 in 20 calls would read as."""
     policy = default_policy("policy_status").with_overrides(rate_ceiling=250.0)
     pacer = SharedSendRate(contracted_rate=250.0, state=state, sleep=lambda s: None)
     pacer.acquire("anka:H1", policy=policy, max_wait=None)
