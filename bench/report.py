@@ -359,7 +359,11 @@ def _g(value: float | None) -> str:
 def summary_text(results: dict[str, Any]) -> list[str]:
     """The summary as plain lines for the console (and for README's Performance table)."""
     meta = results["meta"]
-    lines = [f"bench summary ({meta['mode']} run, commit {meta.get('commit') or '?'}; {bare_call_text(meta)}):"]
+    lines = [
+        f"bench summary ({meta['mode']} run, commit {meta.get('commit') or '?'}; {bare_call_text(meta)}"
+        + (f"; {_reruns_text(meta)}" if meta.get("reruns") else "")
+        + "):"
+    ]
     lines += [_table(SUMMARY_HEADER, summary_rows(results["scenarios"], results))]
     return lines
 
@@ -376,7 +380,8 @@ def markdown(results: dict[str, Any], plots: dict[str, str]) -> str:
         f"{meta.get('wall_seconds', 0):.0f} s in all. Measured: a copy of the working tree taken at the start "
         f"(sources `{meta.get('sources') or '?'}`, {meta.get('uncommitted_files', '?')} files changed or new since "
         f"that commit). Load average {_load(meta.get('load_average_start'))} at the start, "
-        f"{_load(meta.get('load_average_end'))} at the end (a shared machine: read the numbers with that).",
+        f"{_load(meta.get('load_average_end'))} at the end (a shared machine: read the numbers with that). "
+        + _reruns_text(meta),
         "",
         f"On this machine {bare_call_text(meta)}: read runs on different machines against it.",
         "",
@@ -970,12 +975,46 @@ def _django_setup() -> None:
         django.setup()
 
 
+def rerun_merge(base: dict[str, Any], rerun: dict[str, Any]) -> dict[str, Any]:
+    """`base` with the scenarios `rerun` measured taken from it, and a note in the meta saying
+    which, on what commit and what machine: a fix to one scenario is measured again without
+    passing off the other scenarios' older numbers as the new commit's, or re-running them all."""
+    merged = {**base, "scenarios": {**base["scenarios"], **rerun["scenarios"]}}
+    meta = rerun["meta"]
+    note = {
+        "scenarios": sorted(rerun["scenarios"]),
+        "commit": meta.get("commit"),
+        "uncommitted_files": meta.get("uncommitted_files"),
+        "started_at": meta.get("started_at"),
+        "bare_call": meta.get("bare_call"),
+    }
+    merged["meta"] = {**base["meta"], "reruns": [*base["meta"].get("reruns", []), note]}
+    return merged
+
+
+def _bare_ms(bare: dict[str, Any] | None) -> str:
+    return "?" if not bare else f"{bare['median_us'] / 1000:.2f}"
+
+
+def _reruns_text(meta: dict[str, Any]) -> str:
+    return " ".join(
+        f"Re-run later and merged here: {', '.join(r['scenarios'])} — commit `{r.get('commit') or '?'}`, "
+        f"{r.get('started_at')}, bare call {_bare_ms(r.get('bare_call'))} ms."
+        for r in meta.get("reruns", [])
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m bench.report RAW_JSON [OUT_DIR]`: write results.md and the plots again from raw numbers."""
+    """`python -m bench.report RAW_JSON [OUT_DIR]`: write results.md and the plots again from raw numbers.
+    `python -m bench.report --merge RERUN_JSON RAW_JSON`: first put the scenarios of a later run
+    (`--scenario ... --out DIR`) into RAW_JSON (noted in its meta), then write as above."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv
     _django_setup()  # a scenario module may import the project's models; nothing touches a database
+    if args and args[0] == "--merge":
+        rerun, args = json.loads(Path(args[1]).read_text()), args[2:]
+        Path(args[0]).write_text(json.dumps(rerun_merge(json.loads(Path(args[0]).read_text()), rerun), indent=1))
     raw = Path(args[0])
     out_dir = Path(args[1]) if len(args) > 1 else raw.parent.parent
     write(json.loads(raw.read_text()), out_dir=out_dir, raw_dir=raw.parent)
