@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import gc
 
-import pytest
-
-from insurehub import gcpause
 from insurehub.gcpause import heap_frozen
-
-
-@pytest.fixture(autouse=True)
-def unfrozen(monkeypatch):
-    """A process no server froze (a live server in an earlier test loads `insurehub.wsgi`)."""
-    monkeypatch.setattr(gcpause, "_for_good", False)
-    gc.unfreeze()
 
 
 def test_the_heap_is_frozen_inside_and_given_back_after_the_last_holder():
@@ -36,14 +26,3 @@ def test_an_error_inside_still_unfreezes():
     except RuntimeError:
         pass
     assert gc.get_freeze_count() == 0
-
-
-def test_a_block_leaves_a_servers_startup_freeze_in_place(monkeypatch):
-    gcpause.startup_heap_freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        with heap_frozen():
-            pass
-        assert gc.get_freeze_count() > frozen // 2 > 0  # a drain run in a server process does not undo it
-    finally:
-        gc.unfreeze()  # the rest of the test session runs unfrozen, as before
