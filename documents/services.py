@@ -157,7 +157,7 @@ def documents_replay(*, ids: list[int]) -> list[int]:
 
 def _enqueue(document_id: int) -> None:
     """Hand the record to a worker once the state that made it due is committed."""
-    transaction.on_commit(partial(_send_task, document_id))
+    transaction.on_commit(partial(_send_task, document_id), robust=True)
 
 
 def _send_task(document_id: int) -> None:

@@ -175,14 +175,14 @@ def sync_run_enqueue(run: SyncRun, *, drains: int | None = None) -> int:
 
 def _enqueue(model: type[WorkItem], item_id: int) -> None:
     """Queue one record's task once the state change that made it due is committed."""
-    transaction.on_commit(partial(_send_task, PROCESS_TASKS[model], item_id))
+    transaction.on_commit(partial(_send_task, PROCESS_TASKS[model], item_id), robust=True)
 
 
 def _enqueue_drains(count: int = 1, run_id: int | None = None) -> None:
     """Send `count` drain tasks once the state change that made items due is committed. A drain
     that finds nothing to claim ends at once, so one too many costs a task, never a double try."""
     for _ in range(max(count, 0)):
-        transaction.on_commit(partial(_send_task, DRAIN_TASK, run_id))
+        transaction.on_commit(partial(_send_task, DRAIN_TASK, run_id), robust=True)
 
 
 # Thousands a night, and each outcome is on its record: django-q2 keeps none of their successes
@@ -461,8 +461,9 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
     while not stopping.is_set():
         try:
             moved += len(sync_pump()) + len(issuance_pump()) + len(documents_pump())
-        except DatabaseError:
-            # A busy database (SQLite's lock) must not cost the rest of this minute's pumping.
+        except Exception:
+            # A busy database (SQLite's lock) or a broker that is down (Redis restarting) must not
+            # cost the rest of this minute's pumping: what a pass could not send, the next one sends.
             logger.exception("work pump pass failed; trying again")
         if time.monotonic() + interval >= end:
             return moved

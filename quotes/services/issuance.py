@@ -113,7 +113,7 @@ def issuance_start(*, user: AbstractBaseUser, insurer_quote_id: int, payment_tok
                     ENCRYPTED_TOKEN_KEY: encrypt_secret(str(payment_token).strip()),
                 },
             )
-            transaction.on_commit(lambda: _enqueue(issuance.pk))
+            transaction.on_commit(lambda: _enqueue(issuance.pk), robust=True)
     except IntegrityError:
         # Two clicks raced: the other one stored it first. Hand back that one.
         existing = Issuance.objects.filter(insurer_quote=quote).first()

@@ -122,7 +122,7 @@ def quote_request_create(
             )
             for account in accounts
         )
-        transaction.on_commit(lambda: _enqueue_dispatch(request.pk))
+        transaction.on_commit(lambda: _enqueue_dispatch(request.pk), robust=True)
     return request
 
 

@@ -167,3 +167,28 @@ def test_pump_resends_an_issuance_whose_task_was_lost(
     assert svc.issuance_pump() == [issuance.pk]
     assert svc.issuance_pump() == []  # touched: not re-sent again at once
     assert svc.issuance_process(issuance.pk) == "SUBMITTED"
+
+
+def test_a_broker_down_at_the_confirm_loses_nothing_and_the_pump_sends_it_later(
+    agents, sandbox, quick_issuance_policy, django_capture_on_commit_callbacks, monkeypatch
+):
+    """The record is committed before its task is sent: a broker that refuses the task (Redis
+    restarting) must not turn the agent's confirm into an error page, nor lose the record; the
+    pump sends the task again once the broker is back."""
+    import django_q.tasks
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    def broker_down(*args, **kwargs):
+        raise RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    row = quoted(agents, "anka")
+    monkeypatch.setattr(django_q.tasks, "async_task", broker_down)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        issuance = start(agents, row)
+    assert len(callbacks) == 1  # the task was tried, and refused
+    assert Issuance.objects.get(pk=issuance.pk).state == "QUEUED"
+
+    monkeypatch.undo()
+    Issuance.objects.filter(pk=issuance.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
+    assert svc.issuance_pump() == [issuance.pk]
+    assert svc.issuance_process(issuance.pk) == "SUBMITTED"
