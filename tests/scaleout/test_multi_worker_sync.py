@@ -63,10 +63,11 @@ def test_two_clusters_sync_thousands_of_policies_and_survive_a_sigkill(world, cl
     report = Report("scaleout-multi-worker-sync")
     sandbox_contracts(sandbox, AT_INSURER)
     platform_contracts(CONTRACTS)
-    # One more try for an unreadable answer than the default cap: with 1 % garbage over ~2,400
-    # items, "a failure, then garbage" would otherwise DEFER an item or two in a normal run; the
-    # cap itself is tested elsewhere (tests/integrations), not what this test is about.
-    quick_policies(policy_status={**QUICK_STATUS, "unknown_max_attempts": 3})
+    # An unreadable answer gets as many tries as any failure here: the cap counts every failure
+    # before it, so at a cap of 3, "two failures (6 % of calls fail), then garbage (1 %)" DEFERs
+    # an item in about one run in ten over ~2,400 items (seen in CI). The cap itself is tested
+    # elsewhere (tests/integrations), not what this test is about.
+    quick_policies(policy_status={**QUICK_STATUS, "unknown_max_attempts": QUICK_STATUS["max_attempts"]})
     for server in sandbox.values():
         server.state.configure(seed=17)
         server.state.add_faults(FAULTS)
@@ -98,14 +99,15 @@ def test_two_clusters_sync_thousands_of_policies_and_survive_a_sigkill(world, cl
 
     # None lost: one item per policy, each in a final state.
     items = list(run.items.values_list("payload__policy_no", "state", "observed_status", "error_kind"))
+    messages = dict(run.items.values_list("payload__policy_no", "error_message"))
     assert len(items) == total and len({no for no, *_ in items}) == total
     states = Counter(state for _, state, _, _ in items)
     assert set(states) <= set(FINAL_STATES), states
     for number, state, observed, kind in items:
         if number in gone:
-            assert state == "FAILED", (number, state, kind)
+            assert state == "FAILED", (number, state, kind, messages[number])
         else:
-            assert state == "SUBMITTED", (number, state, kind)
+            assert state == "SUBMITTED", (number, state, kind, messages[number])
             assert observed == expected[number], (number, observed)
     from quotes.models import Policy
 

@@ -41,6 +41,13 @@ if _SKEW:
     _SkewedDatetime.__module__ = "datetime"
     _time.time, _time.time_ns = _skewed_time, _skewed_time_ns
     _datetime.datetime = _SkewedDatetime
+    # pickle names a class by where it is found: `datetime.datetime` is now the subclass, so a
+    # real datetime (made by C code: the database driver, arithmetic) would no longer pickle
+    # ("not the same object as datetime.datetime") and every django-q2 task this process sends
+    # would fail. Pickled as the subclass, it unpickles as a plain datetime anywhere else.
+    import copyreg
+
+    copyreg.pickle(_real_datetime, lambda value: (_SkewedDatetime, value.__reduce__()[1]))
 
 
 def _run_the_next_sitecustomize() -> None:
