@@ -513,7 +513,9 @@ class _Drain:
         self._busy = 0
         self._todo: queue.Queue[SyncItem | None] = queue.Queue()
         self._moved = threading.Event()
-        self._endpoints: dict[int, Endpoint] = {}
+        # Credentials and contracted rate, read again with the account: an admin's change (a new
+        # password, a new contract) reaches a running drain within ACCOUNT_SECONDS too.
+        self._endpoints: TtlCache[int, Endpoint] = TtlCache(ACCOUNT_SECONDS)
         self._state = gated_shared_state()
         # First attempts counted with each batch write, not with each call (spends go at once).
         self.budget = BatchedRetryBudget(state=self._state)
@@ -531,9 +533,8 @@ class _Drain:
 
     def _ask(self, item: SyncItem, permit: str) -> Outcome:
         account = self._account(item)
-        endpoint = self._endpoints.get(account.pk)
-        if endpoint is None:  # the credentials are decrypted once per account, not once per item
-            endpoint = self._endpoints[account.pk] = endpoint_for_account(account)
+        # The credentials are decrypted once per account and period, not once per item.
+        endpoint = self._endpoints.get(account.pk, lambda: endpoint_for_account(account))
         return _ask_insurer(
             item,
             permit,

@@ -188,6 +188,33 @@ def test_a_batch_write_never_clears_a_date_the_answer_left_out(make_policies, qu
     assert (policy.status, policy.starts_on, policy.ends_on) == ("CANCELLED", date(2025, 5, 5), date(2026, 5, 5))
 
 
+def test_a_running_drain_takes_an_accounts_new_credentials(make_policies, sandbox, quick_status_policy, monkeypatch):
+    """Credentials (and the contracted rate) are read again with the account, not kept for the
+    drain's life: after an admin changes an account's API key, a drain that is still running
+    sends the new one (here a revoked one, which the insurer refuses: FAILED, nothing retried)."""
+    monkeypatch.setattr(svc, "ACCOUNT_SECONDS", 0.0)  # every read is a fresh one
+    policy = make_policies("anka", ["ANKA-CRED-1"])[0]
+    first = _run()
+    changed = []
+
+    def change_then_more() -> float | None:
+        if changed:
+            return None
+        account = policy.account
+        account.set_credentials({"api_key": "anka-key-revoked"})
+        account.save(update_fields=["credentials_encrypted"])
+        changed.append(_run())  # a second run while the drain waits for more
+        return 0.01
+
+    drain = svc._Drain(SyncItem.objects.all(), threads=1)
+    drain.run(more=change_then_more)
+
+    assert first.items.get().state == WorkState.SUBMITTED
+    second = changed[0].items.get()
+    assert (second.state, second.error_class) == (WorkState.FAILED, "permanent"), second.error_message
+    assert drain.claimed == 2
+
+
 def test_an_account_switched_off_during_a_run_fails_its_items_without_a_call(
     make_policies, sandbox, quick_status_policy
 ):
