@@ -19,6 +19,8 @@ from contextlib import contextmanager
 
 _lock = threading.Lock()
 _holders = 0
+# A server froze its startup heap for good (`startup_heap_freeze`): a block leaves it frozen.
+_for_good = False
 
 
 @contextmanager
@@ -26,7 +28,7 @@ def heap_frozen() -> Iterator[None]:
     """Freeze the heap as it is for the block; nested and concurrent blocks share one freeze."""
     global _holders
     with _lock:
-        if _holders == 0:
+        if _holders == 0 and not _for_good:
             gc.collect()  # what is garbage already is freed, not frozen
             gc.freeze()
         _holders += 1
@@ -35,5 +37,21 @@ def heap_frozen() -> Iterator[None]:
     finally:
         with _lock:
             _holders -= 1
-            if _holders == 0:
+            if _holders == 0 and not _for_good:
                 gc.unfreeze()
+
+
+def startup_heap_freeze() -> None:
+    """Freeze, for the process's life, the heap a server has once its application is loaded.
+
+    A web process renders pages and streams answers (`quotes/live.py`) from many threads; a full
+    collection walking Django, the project and the libraries stops all of them, the watcher that
+    pushes an insurer's answer to the agent's screen too. What is loaded at start stays loaded:
+    only cyclic garbage among it that dies later is never freed, a bounded cost the forking
+    servers (gunicorn) take for the same reason and for copy-on-write.
+    """
+    global _for_good
+    with _lock:
+        _for_good = True
+        gc.collect()
+        gc.freeze()

@@ -9,5 +9,8 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from insurehub.gcpause import startup_heap_freeze
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "insurehub.settings.production")
 application = get_wsgi_application()
+startup_heap_freeze()  # short collector pauses for the threads serving pages and answer streams

@@ -26,3 +26,31 @@ def test_an_error_inside_still_unfreezes():
     except RuntimeError:
         pass
     assert gc.get_freeze_count() == 0
+
+
+SERVER = """
+import gc
+import insurehub.wsgi  # what gunicorn and runserver load
+from insurehub.gcpause import heap_frozen
+frozen = gc.get_freeze_count()
+with heap_frozen():  # a drain run in a server process
+    pass
+print(frozen, gc.get_freeze_count())
+"""
+
+
+def test_a_server_freezes_its_startup_heap_for_good_and_a_drain_leaves_it_in_place():
+    """`insurehub.wsgi` leaves Django and the project out of every collection of a web process,
+    and a block (a drain run there) does not give it back. In a process of its own: frozen for
+    good, it would stay so for the rest of the test session."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "insurehub.settings.test"}
+    out = subprocess.run(
+        [sys.executable, "-c", SERVER], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    at_start, after_block = map(int, out.stdout.split()[-2:])
+    assert at_start > 10_000
+    assert after_block > at_start // 2  # still frozen (some frozen objects die meanwhile)
