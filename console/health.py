@@ -411,7 +411,9 @@ class InsurerRetryBudget:
     """An insurer's retry budget: the tokens left now, and what it counted over the last minute.
 
     `denied` is retries refused for want of a token: a call that failed fast, or a background
-    record left waiting, because the insurer had been failing.
+    record left waiting, because the insurer had been failing. `local_refusals` is calls not sent
+    at all because an account's next send slot lay beyond their deadline (agents read "şu an
+    yoğun"): demand beyond the contract, or a rate the insurer's throttles brought down.
     """
 
     insurer_code: str
@@ -421,6 +423,7 @@ class InsurerRetryBudget:
     retries: int
     retry_successes: int
     denied: int
+    local_refusals: int = 0
     # Where the platform sends this insurer's calls, and every agency's credentials with them:
     # shown so a changed address is seen, not only audited.
     base_url_host: str = ""

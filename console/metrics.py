@@ -168,6 +168,12 @@ def _policy_families(insurer_codes: list[str]) -> Iterator[Metric]:
         "Retries the budget refused for want of a token in the last minute.",
         labels=["insurer"],
     )
+    refused_here = GaugeMetricFamily(
+        "insurehub_local_refusals",
+        "Calls not sent in the last minute because the account's next send slot lay beyond their deadline "
+        "(refused on our side, never reached the insurer; agents read 'şu an yoğun').",
+        labels=["insurer"],
+    )
     threshold = GaugeMetricFamily(
         "insurehub_policy_throttle_threshold",
         "Throttle ratio above which the send rate is cut (the policy in force); alerts compare against it.",
@@ -176,11 +182,13 @@ def _policy_families(insurer_codes: list[str]) -> Iterator[Metric]:
     for budget in retry_budgets(insurer_codes=insurer_codes):
         headroom.add_metric([budget.insurer_code], budget.tokens)
         denied.add_metric([budget.insurer_code], budget.denied)
+        refused_here.add_metric([budget.insurer_code], budget.local_refusals)
     for code in insurer_codes:
         for operation in Operation:
             threshold.add_metric([code, operation.value], policy_for(code, operation.value).throttle_threshold)
     yield headroom
     yield denied
+    yield refused_here
     yield threshold
 
 

@@ -291,6 +291,9 @@ class RetryBudgetBucket(models.Model):
     # Retries that succeeded: refunded, since the budget caps calls wasted on a failing insurer.
     retry_successes = models.PositiveIntegerField("başarılı yeniden deneme", default=0)
     denied = models.PositiveIntegerField("reddedilen yeniden deneme", default=0)
+    # Calls not sent because the account's next send slot lay beyond their deadline: not a retry
+    # and not the insurer's answer, but what on-call must see when agents read "şu an yoğun".
+    local_refusals = models.PositiveIntegerField("bizde geri çevrilen çağrı", default=0)
 
     class Meta:
         verbose_name = "yeniden deneme bütçesi dilimi"

@@ -7,6 +7,7 @@ calling agency's own contracted rate at that insurer.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from insurehub.dbpool import sleep_released
@@ -21,6 +22,8 @@ from integrations.answers.taxonomy import (
 from integrations.pacing.arithmetic import RateState, Window, adjusted_rate, rate_ceiling
 from integrations.pacing.shared_state import SharedState, shared_state
 from integrations.retry_policies import RetryPolicy
+
+logger = logging.getLogger(__name__)
 
 
 def local_rate_limit(wait: float) -> InsurerError:
@@ -55,6 +58,11 @@ def pacing_unavailable(exc: BaseException) -> InsurerError:
         wait=WaitHint(PACING_UNAVAILABLE_WAIT_SECONDS, "pacing-state"),
         ambiguous=False,
     )
+
+
+def insurer_of(account_key: str) -> str:
+    """The insurer in an account's rate key (`InsurerAccount.rate_key`: "<insurer>:<agency>")."""
+    return account_key.partition(":")[0]
 
 
 class SharedSendRate:
@@ -95,10 +103,18 @@ class SharedSendRate:
                 account_key, initial_rate=ceiling, ceiling=ceiling, max_wait=max_wait, burst=policy.rate_burst
             )
         if max_wait is not None and wait > max_wait:
+            self._count_refusal(account_key)
             raise local_rate_limit(wait)
         if wait > 0:
             self.sleep(wait)
         return wait
+
+    def _count_refusal(self, account_key: str) -> None:
+        # Bookkeeping only: the call is refused whether or not the count is written.
+        try:
+            self.state.count_local_refusal(insurer_of(account_key))
+        except Exception as exc:  # noqa: BLE001 - the state may be the part that is down
+            logger.warning("account=%s: a local refusal was not counted: %r", account_key, exc)
 
     def observe(self, account_key: str, *, throttled: bool, policy: RetryPolicy, counted: bool = False) -> None:
         """The insurer's answer to a call; `counted`: its attempt was counted with its slot, so

@@ -67,7 +67,11 @@ class SharedState(Protocol):
 
     def budget_snapshot(self, insurer_code: str) -> dict[str, int]:
         """The counters over the last BUDGET_WINDOW_SECONDS: first_successes, first_failures,
-        retries, retry_successes, denied."""
+        retries, retry_successes, denied, local_refusals."""
+
+    def count_local_refusal(self, insurer_code: str) -> None:
+        """A call of this insurer's was refused on our side (its send slot beyond its deadline):
+        counted beside the budget's counters, for the same minute, on the dashboard and /metrics."""
 
 
 class DatabaseSharedState:
@@ -116,10 +120,11 @@ class DatabaseSharedState:
         "FROM integrations_retrybudgetstate WHERE insurer_code = %s"
     )
     # The counters the dashboard and /metrics show, one row per insurer and short bucket.
-    _BUDGET_COUNTERS = ("first_successes", "first_failures", "retries", "retry_successes", "denied")
+    _BUDGET_COUNTERS = ("first_successes", "first_failures", "retries", "retry_successes", "denied", "local_refusals")
     _COUNT_BUDGET_SQL = (
         "INSERT INTO integrations_retrybudgetbucket AS c (insurer_code, bucket, "
-        "first_successes, first_failures, retries, retry_successes, denied) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+        "first_successes, first_failures, retries, retry_successes, denied, local_refusals) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
         "ON CONFLICT (insurer_code, bucket) DO UPDATE SET {field} = c.{field} + %s"
     )
 
@@ -292,6 +297,9 @@ class DatabaseSharedState:
     def budget_refund(self, insurer_code: str) -> None:
         self._budget_step(insurer_code, change=RETRY_COST, spend=False)
         self._count(insurer_code, "retry_successes")
+
+    def count_local_refusal(self, insurer_code: str) -> None:
+        self._count(insurer_code, "local_refusals")
 
     def budget_tokens(self, insurer_code: str) -> float:
         sql, now_is_param = self._sql(self._READ_TOKENS_SQL)
@@ -514,6 +522,9 @@ class RedisSharedState:
     def budget_refund(self, insurer_code: str) -> None:
         self._budget_step(insurer_code, "rok", change=RETRY_COST)
 
+    def count_local_refusal(self, insurer_code: str) -> None:
+        self._budget_step(insurer_code, "local")
+
     def budget_tokens(self, insurer_code: str) -> float:
         tokens = self._tokens(
             keys=[self._tokens_key(insurer_code)], args=[repr(self._budget_reserve), repr(self._budget_refill)]
@@ -522,14 +533,15 @@ class RedisSharedState:
 
     def budget_snapshot(self, insurer_code: str) -> dict[str, int]:
         now_bucket = int(float(self._redis.time()[0]) // BUDGET_BUCKET_SECONDS)
-        totals = {"first_successes": 0, "first_failures": 0, "retries": 0, "retry_successes": 0, "denied": 0}
         names = {
             "ok": "first_successes",
             "failed": "first_failures",
             "retries": "retries",
             "rok": "retry_successes",
             "denied": "denied",
+            "local": "local_refusals",
         }
+        totals = dict.fromkeys(names.values(), 0)
         for i in range(self._buckets):
             for field, value in self._redis.hgetall(f"{self._budget_key(insurer_code)}:{now_bucket - i}").items():
                 name = names.get(field.decode())

@@ -336,12 +336,15 @@ def test_a_refused_retry_shows_on_the_dashboard(admin_client, seeded_accounts):
     state = shared_state()
     while state.budget_try_spend("bogazici"):
         pass
+    state.count_local_refusal("anka")
     response = admin_client.get(dashboard_url())
     budgets = {b.insurer_code: b for b in response.context["budgets"]}
     assert budgets["bogazici"].denied == 1 and budgets["bogazici"].tokens < 1
     assert budgets["anka"].denied == 0 and budgets["anka"].tokens == pytest.approx(RETRY_BUDGET_RESERVE)
     html = response.content.decode()
     assert '<td class="num bad" data-field="denied">1</td>' in html
+    assert budgets["anka"].local_refusals == 1 and budgets["bogazici"].local_refusals == 0
+    assert '<td class="num bad" data-field="local_refusals">1</td>' in html
     assert '<td class="num" data-field="tokens">15,0</td>' in html  # a full bucket, Turkish decimals
 
 

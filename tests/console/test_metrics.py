@@ -209,6 +209,8 @@ def test_send_rate_and_retry_budget_gauges_come_from_the_shared_state(staff_clie
     assert spent.count(False) == 2
     for _ in range(10):
         state.budget_record_first("anka", ok=True, ratio=0.2)
+    state.count_local_refusal("anka")
+    state.count_local_refusal("anka")
     metrics = scrape(staff_client)
     assert metrics["insurehub_send_rate_per_second"][labels(insurer="anka", account=account.rate_key)] == 7.5
     assert metrics["insurehub_contracted_rate_per_second"][labels(insurer="anka", account=account.rate_key)] == 20.0
@@ -218,6 +220,8 @@ def test_send_rate_and_retry_budget_gauges_come_from_the_shared_state(staff_clie
     assert headroom[labels(insurer="deniz")] == pytest.approx(RETRY_BUDGET_RESERVE)
     assert metrics["insurehub_retry_budget_denied"][labels(insurer="anka")] == 2
     assert metrics["insurehub_retry_budget_denied"][labels(insurer="deniz")] == 0
+    assert metrics["insurehub_local_refusals"][labels(insurer="anka")] == 2
+    assert metrics["insurehub_local_refusals"][labels(insurer="deniz")] == 0
     threshold = metrics["insurehub_policy_throttle_threshold"]
     assert threshold[labels(insurer="anka", operation="trafik_quote")] == pytest.approx(0.02)
 

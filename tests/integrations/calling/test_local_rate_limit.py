@@ -19,6 +19,7 @@ from integrations.calling import channel as channel_module
 from integrations.calling.calls import Endpoint, insurer_operation_run, new_reference
 from integrations.models import Attempt, RetryBudgetBucket, SendRateState
 from integrations.pacing.send_rate import SharedSendRate
+from integrations.pacing.shared_state import shared_state
 from integrations.retry_policies import RetryPolicy, policy_for
 from sandbox import DEFAULT_ACCOUNTS
 from tests import samples
@@ -73,6 +74,8 @@ def test_a_quote_whose_slot_lies_beyond_its_deadline_is_refused_locally_and_not_
     assert (state.tat, state.window_attempts, state.window_throttled) == (tat, 0, 0)
     assert not RetryBudgetBucket.objects.filter(insurer_code="anka", first_failures__gt=0).exists()
     assert channel_module.local_refusals.count == refused_before + 1
+    # ...but on-call sees it: counted for the insurer, beside the retry budget's counters.
+    assert shared_state().budget_snapshot("anka")["local_refusals"] == 1
 
 
 def test_a_slot_that_leaves_no_time_to_send_is_refused_and_not_waited_for(sandbox, recording_sleep):

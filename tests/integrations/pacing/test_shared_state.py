@@ -259,3 +259,15 @@ def test_a_moment_of_throttles_at_a_high_rate_is_judged_over_0_4_seconds(state):
         pacer.observe("anka:H1", throttled=False, policy=policy)
     after = state.current_rate("anka:H1")
     assert before * 0.9 < after < before  # judged, and cut a little
+
+
+def test_local_refusals_are_counted_per_insurer_beside_the_budget(state):
+    """A call refused on our side is no retry and no first attempt: its own counter, same window."""
+    for _ in range(3):
+        state.count_local_refusal("anka")
+    state.count_local_refusal("deniz")
+    anka = state.budget_snapshot("anka")
+    assert anka["local_refusals"] == 3 and anka["retries"] == anka["denied"] == anka["first_failures"] == 0
+    assert state.budget_snapshot("deniz")["local_refusals"] == 1
+    assert state.budget_snapshot("cinar")["local_refusals"] == 0
+    assert state.budget_tokens("anka") == pytest.approx(RETRY_BUDGET_RESERVE)  # no token spent
