@@ -265,6 +265,9 @@ class SendRateState(models.Model):
     rate = models.FloatField("hız (istek/sn)")
     # The highest rate lately known not to be throttled: after a pause, the rate climbs back here fast.
     known_good = models.FloatField("son sorunsuz hız (istek/sn)", default=0.0)
+    # The known-good rate an aimed cut replaced, until a clean window confirms the cut (0: none):
+    # a pause that follows first was the cut's cause, and the rate climbs back to this.
+    good_before_cut = models.FloatField("kesintiden önceki sorunsuz hız (istek/sn)", default=0.0)
     # GCRA theoretical arrival time (unix seconds): the earliest instant the next call may go.
     tat = models.FloatField("sonraki çağrının en erken zamanı (unix sn)", default=0.0)
     window_started = models.FloatField("ölçüm penceresi başlangıcı (unix sn)", default=0.0)

@@ -11,7 +11,8 @@ at once to what the insurer actually accepted in that window, less a margin — 
 aimed rather than blind. While windows stay clean it climbs back by one percent a window
 towards the ceiling. A window mostly throttled is a pause, not a limit: the rate halves (once
 for a blanket wait: windows that let nothing through do not halve it again) but remembers what
-was fine before, and climbs back there steadily once the insurer is back. Calls are spaced
+was fine before, and climbs back there steadily once the insurer is back; a cut just before the
+pause (the window its onset fell in) is not taken for a limit. Calls are spaced
 evenly (GCRA: one theoretical arrival time per account), so workers on many machines never
 burst together.
 
@@ -110,10 +111,12 @@ def rate_ceiling(*, policy_ceiling: float, contracted_rate: float | None) -> flo
 
 @dataclass(frozen=True)
 class RateState:
-    """An account's send rate, and the highest rate lately known not to be throttled."""
+    """An account's send rate, the highest rate lately known not to be throttled, and the
+    known-good rate from before an aimed cut that no clean window has confirmed yet (0: none)."""
 
     rate: float
     known_good: float
+    good_before_cut: float = 0.0
 
 
 def adjusted_rate(state: RateState, window: Window, *, floor: float, ceiling: float, threshold: float) -> RateState:
@@ -126,10 +129,18 @@ def adjusted_rate(state: RateState, window: Window, *, floor: float, ceiling: fl
     instead of by one percent a window. The climb is additive and paced by time: everyone's
     backlog comes back at once after a shared pause, and a rate that jumped back would hand the
     insurer that backlog as a burst.
+
+    A pause rarely starts on a window's edge: the window it starts in is partly throttled and
+    reads as a limit. So an aimed cut keeps the known-good rate it replaced until a clean window
+    confirms the limit; if a pause follows first, the cut was the pause's onset, and the rate
+    known to be fine before it is what the recovery climbs back to.
     """
-    rate, known_good = state.rate, state.known_good
+    rate, known_good, before_cut = state.rate, state.known_good, state.good_before_cut
     ratio = window.throttle_ratio
     if ratio >= PAUSE_RATIO:
+        if before_cut > known_good:  # the last cut was this pause's onset, not a limit
+            known_good = before_cut
+        before_cut = 0.0
         # Nothing got through at half the known-good rate: the insurer is still pausing everyone
         # (its wait signal holds the callers back), and halving again would only leave a backlog
         # to drain after it. A window where some got through keeps halving: that is how a limit
@@ -139,18 +150,23 @@ def adjusted_rate(state: RateState, window: Window, *, floor: float, ceiling: fl
     elif ratio > threshold:
         accepted = rate * (1.0 - ratio)
         rate = min(accepted * DECREASE_MARGIN, rate * MIN_DECREASE)
+        before_cut = max(before_cut, known_good)
         known_good = min(known_good, accepted)
     elif rate < known_good * MIN_DECREASE:
+        before_cut = 0.0  # a clean window after the cut: that was a limit
         steady = rate + known_good * RECOVERY_SHARE_PER_SECOND * max(window.seconds, 0.0)
         # Under half the known-good rate (a pause's tail window read as a second pause, or a long
         # outage), back to half quickly: that is where one pause leaves the rate.
         quick = min(rate * FAST_RECOVERY_FACTOR, known_good * PAUSE_SHARE)
         rate = min(known_good, max(steady, quick))
     else:
+        before_cut = 0.0
         rate = rate * (1.0 + INCREASE_SHARE)
         known_good = max(known_good, rate)
     rate = min(max(rate, floor), ceiling)
-    return RateState(rate=rate, known_good=min(max(known_good, floor), ceiling))
+    return RateState(
+        rate=rate, known_good=min(max(known_good, floor), ceiling), good_before_cut=min(before_cut, ceiling)
+    )
 
 
 def gcra_reserve(tat: float, *, now: float, rate: float, burst: int = 1) -> tuple[float, float]:

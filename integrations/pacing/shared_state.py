@@ -89,12 +89,12 @@ class DatabaseSharedState:
         "tat = {greatest}", "window_attempts = window_attempts + 1, tat = {greatest}"
     ).replace(
         "RETURNING tat, rate, {now}",
-        "RETURNING tat, rate, {now}, window_attempts, window_throttled, window_started, known_good",
+        "RETURNING tat, rate, {now}, window_attempts, window_throttled, window_started, known_good, good_before_cut",
     )
     _COUNT_SQL = (
         "UPDATE integrations_sendratestate SET window_attempts = window_attempts + %s, "
         "window_throttled = window_throttled + %s WHERE account_key = %s "
-        "RETURNING window_attempts, window_throttled, window_started, rate, known_good"
+        "RETURNING window_attempts, window_throttled, window_started, rate, known_good, good_before_cut"
     )
     _CLOSE_SQL = (
         "UPDATE integrations_sendratestate SET window_attempts = 0, window_throttled = 0, window_started = %s "
@@ -204,9 +204,9 @@ class DatabaseSharedState:
                 return limit + 0.001, None
             closed = None
             if counted:
-                _, rate, reserved_at, attempts, throttled_count, started, known_good = reserved
+                _, rate, reserved_at, attempts, throttled_count, started, known_good, before_cut = reserved
                 closed = self._close_window(
-                    cursor, key, reserved_at, attempts, throttled_count, started, rate, known_good
+                    cursor, key, reserved_at, attempts, throttled_count, started, rate, known_good, before_cut
                 )
         tat, rate, reserved_at = reserved[:3]
         # The slot starts 1/rate before the new TAT; the tolerance lets it go that much earlier.
@@ -222,6 +222,7 @@ class DatabaseSharedState:
         started: float,
         rate: float,
         known_good: float,
+        good_before_cut: float,
     ) -> tuple[RateState, Window] | None:
         """Close the window if it is complete; only the caller whose reset lands gets it."""
         window = Window(attempts=attempts, throttled=throttled_count, seconds=now - started)
@@ -230,7 +231,7 @@ class DatabaseSharedState:
         cursor.execute(self._CLOSE_SQL, [now, key, started])
         if cursor.rowcount != 1:
             return None
-        return RateState(rate=rate, known_good=known_good or rate), window
+        return RateState(rate=rate, known_good=known_good or rate, good_before_cut=good_before_cut or 0.0), window
 
     def record_outcome(self, key: str, *, throttled: bool, counted: bool = False) -> tuple[RateState, Window] | None:
         now = self._clock()
@@ -239,14 +240,18 @@ class DatabaseSharedState:
             row = cursor.fetchone()
             if row is None:
                 return None
-            attempts, throttled_count, started, rate, known_good = row
+            attempts, throttled_count, started, rate, known_good, before_cut = row
             # Only the caller whose reset lands closes the window: exactly one adjusts the rate.
-            return self._close_window(cursor, key, now, attempts, throttled_count, started, rate, known_good)
+            return self._close_window(
+                cursor, key, now, attempts, throttled_count, started, rate, known_good, before_cut
+            )
 
     def set_rate(self, key: str, state: RateState) -> None:
         from integrations.models import SendRateState
 
-        SendRateState.objects.filter(account_key=key).update(rate=state.rate, known_good=state.known_good)
+        SendRateState.objects.filter(account_key=key).update(
+            rate=state.rate, known_good=state.known_good, good_before_cut=state.good_before_cut
+        )
 
     def current_rate(self, key: str) -> float | None:
         from integrations.models import SendRateState
@@ -362,7 +367,8 @@ if attempts >= enough or (seconds >= tonumber(ARGV[3]) and attempts >= tonumber(
   redis.call('HSET', KEYS[1], 'wattempts', 0, 'wthrottled', 0, 'wstart', tostring(now))
   local rate = redis.call('HGET', KEYS[1], 'rate')
   local good = redis.call('HGET', KEYS[1], 'good') or rate
-  return {rate, good, attempts, throttled, tostring(seconds)}
+  local before_cut = redis.call('HGET', KEYS[1], 'gbc') or '0'
+  return {rate, good, attempts, throttled, tostring(seconds), before_cut}
 end
 return false
 """
@@ -480,12 +486,15 @@ class RedisSharedState:
         )
         if not closed:
             return None
-        rate, good, attempts, throttled_count, seconds = closed
+        rate, good, attempts, throttled_count, seconds, before_cut = closed
         window = Window(attempts=int(attempts), throttled=int(throttled_count), seconds=float(seconds))
-        return RateState(rate=float(rate), known_good=float(good)), window
+        return RateState(rate=float(rate), known_good=float(good), good_before_cut=float(before_cut)), window
 
     def set_rate(self, key: str, state: RateState) -> None:
-        self._redis.hset(self._rate_key(key), mapping={"rate": str(state.rate), "good": str(state.known_good)})
+        self._redis.hset(
+            self._rate_key(key),
+            mapping={"rate": str(state.rate), "good": str(state.known_good), "gbc": str(state.good_before_cut)},
+        )
 
     def current_rate(self, key: str) -> float | None:
         value = self._redis.hget(self._rate_key(key), "rate")

@@ -181,3 +181,30 @@ def test_under_half_the_known_good_rate_the_climb_back_to_half_is_quick():
     # Past half: one fortieth of the known-good rate a second.
     state = adjusted_rate(state, Window(20, 0, 1.0), floor=0.5, ceiling=40.0, threshold=0.02)
     assert state.rate == pytest.approx(12.5 * 1.25 * 1.25 + 1.0)
+
+
+def test_a_pause_that_starts_mid_window_is_not_learnt_as_a_limit():
+    """The window a pause starts in is partly throttled and cut as a limit; when the next window
+    is the pause itself, the known-good rate from before that cut is what the rate climbs back
+    to, not the cut's accepted rate."""
+    knobs = {"floor": 0.5, "ceiling": 40.0, "threshold": 0.02}
+    onset = adjusted_rate(RateState(40.0, 40.0), Window(20, 6, 0.5), **knobs)  # 30 % throttled: cut
+    assert onset.rate == pytest.approx(40.0 * 0.7 * 0.97) and onset.known_good == pytest.approx(28.0)
+    assert onset.good_before_cut == 40.0
+    paused = adjusted_rate(onset, Window(20, 20, 0.7), **knobs)
+    assert paused.known_good == 40.0 and paused.good_before_cut == 0.0
+    assert paused.rate == pytest.approx(onset.rate / 2)
+    state = paused
+    for _ in range(40):  # the insurer is back: 40 s of clean 1-s windows
+        state = adjusted_rate(state, Window(20, 0, 1.0), **knobs)
+    assert state.rate > 38.0  # back to the contract's pace, not stuck near 28
+
+
+def test_a_limit_confirmed_by_a_clean_window_stays_learnt_through_a_later_pause():
+    """A cut followed by a clean window was a real limit: a later pause recovers to it, not above."""
+    knobs = {"floor": 0.5, "ceiling": 40.0, "threshold": 0.02}
+    cut = adjusted_rate(RateState(40.0, 40.0), Window(20, 6, 0.5), **knobs)
+    confirmed = adjusted_rate(cut, Window(20, 0, 0.8), **knobs)
+    assert confirmed.good_before_cut == 0.0 and confirmed.known_good == pytest.approx(28.0)
+    paused = adjusted_rate(confirmed, Window(20, 20, 0.8), **knobs)
+    assert paused.known_good == pytest.approx(28.0)

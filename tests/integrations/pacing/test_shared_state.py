@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE, WINDOW_ATTEMPTS, WINDOW_RATE_SECONDS
+from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE, WINDOW_ATTEMPTS, WINDOW_RATE_SECONDS, RateState
 from integrations.pacing.retry_budget import SharedRetryBudget
 from integrations.pacing.send_rate import SharedSendRate
 from integrations.pacing.shared_state import DatabaseSharedState, RedisSharedState
@@ -271,3 +271,22 @@ def test_local_refusals_are_counted_per_insurer_beside_the_budget(state):
     assert state.budget_snapshot("deniz")["local_refusals"] == 1
     assert state.budget_snapshot("cinar")["local_refusals"] == 0
     assert state.budget_tokens("anka") == pytest.approx(RETRY_BUDGET_RESERVE)  # no token spent
+
+
+def test_the_known_good_rate_before_a_cut_is_kept_with_the_rate(state):
+    """What `adjusted_rate` needs to tell a pause's onset from a limit travels through the state:
+    the rate set, read back by the caller that closes the next window."""
+    state.reserve_send_slot("deniz:A1", initial_rate=40.0, ceiling=40.0, max_wait=None)
+    state.set_rate("deniz:A1", RateState(rate=27.16, known_good=28.0, good_before_cut=40.0))
+    closed = [state.record_outcome("deniz:A1", throttled=True) for _ in range(WINDOW_ATTEMPTS)]
+    current, window = next(c for c in closed if c is not None)
+    assert current == RateState(rate=27.16, known_good=28.0, good_before_cut=40.0)
+    assert window.throttled == window.attempts == WINDOW_ATTEMPTS
+
+    policy = default_policy("policy_status")
+    pacer = SharedSendRate(contracted_rate=50.0, state=state, sleep=lambda s: None)
+    pacer._adjust("deniz:A1", (current, window), policy)  # the pause: the cut was its onset
+    state.reserve_send_slot("deniz:A1", initial_rate=40.0, ceiling=40.0, max_wait=None)
+    closed = [state.record_outcome("deniz:A1", throttled=False) for _ in range(WINDOW_ATTEMPTS)]
+    after, _ = next(c for c in closed if c is not None)
+    assert after.known_good == pytest.approx(40.0) and after.good_before_cut == 0.0
