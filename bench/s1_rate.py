@@ -315,11 +315,19 @@ def _send_gaps(started: list[Any]) -> dict[str, Any]:
         "lost_s": round(sum(long), 3),
         "longest_ms": [round(g * 1000, 1) for g in sorted(gaps, reverse=True)[:10]],
         "span_s": round((started[-1] - started[0]).total_seconds(), 3) if started else 0.0,
-        "per_s": [
-            sum(1 for t in started if i <= (t - started[0]).total_seconds() < i + 1)
-            for i in range(int((started[-1] - started[0]).total_seconds()) + 1 if started else 0)
-        ],
+        "per_s": _sends_per_second(started),
     }
+
+
+def _sends_per_second(started: list[Any]) -> list[int]:
+    """Sends in each whole second from the first: one pass over the sends (12,000 of them over
+    ~50 s made the per-second scan of every send take longer than the run it described)."""
+    if not started:
+        return []
+    counts = [0] * (int((started[-1] - started[0]).total_seconds()) + 1)
+    for t in started:
+        counts[int((t - started[0]).total_seconds())] += 1
+    return counts
 
 
 def _aware(unix: float) -> Any:
