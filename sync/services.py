@@ -445,12 +445,14 @@ def sync_runs_close() -> list[int]:
 
 def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
     """Pump sync items, issuances and policy documents for `seconds` (a task scheduled every minute), so a retry
-    starts about a second after it is due rather than up to a minute later.
+    starts about a second after it is due rather than up to a minute later; quote requests whose
+    dispatch task was lost are sent again within seconds, while their agent still waits.
 
     Kept well inside django-q2's task timeout, or the cluster would kill the pump mid-pass.
     """
     from documents.services import documents_pump
     from quotes.services.issuance import issuance_pump
+    from quotes.services.quote_requests import quote_requests_redispatch_lost
 
     seconds = min(seconds, max(settings.Q_CLUSTER["timeout"] - 10, 1))
     end = time.monotonic() + seconds
@@ -461,6 +463,7 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
     while not stopping.is_set():
         try:
             moved += len(sync_pump()) + len(issuance_pump()) + len(documents_pump())
+            moved += len(quote_requests_redispatch_lost())
         except Exception:
             # A busy database (SQLite's lock) or a broker that is down (Redis restarting) must not
             # cost the rest of this minute's pumping: what a pass could not send, the next one sends.

@@ -134,6 +134,44 @@ def _enqueue_dispatch(request_id: int) -> None:
     async_task("quotes.tasks.quote_request_dispatch", request_id, task_name=f"quote-request-{request_id}", save=False)
 
 
+# A dispatch task starts within tens of milliseconds of the ask; a request whose rows are all
+# still QUEUED this long after it, with the broker's queue empty, lost its task (Redis restarting
+# between the ask and the pull, or refusing the task at the ask): sent again while the agent waits.
+DISPATCH_LOST_SECONDS = 3.0
+
+
+def quote_requests_redispatch_lost(*, older_than: float = DISPATCH_LOST_SECONDS, limit: int = 100) -> list[int]:
+    """Send the dispatch again for requests whose task was lost; returns their ids (the work pump).
+
+    Only while the broker's queue is empty (a backlog is not a loss) and before the request's
+    deadline (after it, rendering closes the rows as unanswered). A dispatch sent twice is
+    harmless: one UPDATE claims the rows, the second finds none left.
+    """
+    from django_q.brokers import get_broker
+
+    try:
+        if get_broker().queue_size():
+            return []
+    except Exception:  # noqa: BLE001 - a broker that is down: the next pass looks again
+        return []
+    now = timezone.now()
+    ids = list(
+        QuoteRequest.objects.filter(
+            created_at__lt=now - timedelta(seconds=older_than),
+            deadline_at__gt=now,
+            insurer_quotes__state=InsurerQuote.State.QUEUED,
+        )
+        .exclude(insurer_quotes__state__in=[s for s in InsurerQuote.State if s != InsurerQuote.State.QUEUED])
+        .order_by("pk")
+        .values_list("pk", flat=True)
+        .distinct()[:limit]
+    )
+    for request_id in ids:
+        logger.warning("quote request %s: its dispatch task was lost; sent again", request_id)
+        _enqueue_dispatch(request_id)
+    return ids
+
+
 def quote_request_dispatch(request_id: int) -> int:
     """Claim every insurer's row at once and hand the calls to the I/O pool; returns at once (the
     worker is not blocked).

@@ -26,3 +26,31 @@ def test_a_dispatch_success_is_not_stored_but_other_tasks_are(qcluster, agents, 
 
     assert set(request.insurer_quotes.values_list("state", flat=True)) == {"SUCCEEDED"}
     assert not Task.objects.filter(name=f"quote-request-{request.pk}").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dispatch_task_lost_at_the_ask_is_sent_again_while_the_agent_waits(qcluster, agents, sandbox, monkeypatch):
+    """The broker refuses the dispatch task at the ask (Redis restarting): the request is stored
+    and the agent's page opens all the same; the work pump sees its rows still queued a few
+    seconds later, with nothing waiting in the broker, and sends the dispatch again."""
+    from datetime import timedelta
+
+    import django_q.tasks
+    from django.utils import timezone
+
+    real_async_task = django_q.tasks.async_task
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("Error 111 connecting to the broker. Connection refused.")
+
+    monkeypatch.setattr(django_q.tasks, "async_task", broker_down)
+    request = svc.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    monkeypatch.setattr(django_q.tasks, "async_task", real_async_task)
+    assert set(request.insurer_quotes.values_list("state", flat=True)) == {"QUEUED"}
+    assert svc.quote_requests_redispatch_lost() == []  # too early to call it lost
+
+    type(request).objects.filter(pk=request.pk).update(created_at=timezone.now() - timedelta(seconds=5))
+    assert svc.quote_requests_redispatch_lost() == [request.pk]
+    wait_until(lambda: not request.insurer_quotes.exclude(state__in=InsurerQuote.FINAL_STATES).exists(), timeout=30)
+    assert set(request.insurer_quotes.values_list("state", flat=True)) == {"SUCCEEDED"}
+    assert svc.quote_requests_redispatch_lost() == []  # answered: nothing to send again
