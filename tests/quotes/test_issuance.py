@@ -52,8 +52,13 @@ def test_double_click_gives_the_same_issuance(agents, sandbox, quick_issuance_po
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_workers_never_both_send(agents, sandbox, quick_issuance_policy):
+def test_two_workers_never_both_send(agents, sandbox, quick_issuance_policy, monkeypatch):
     """Two workers processing the same record at once: one claims it, one policy at the insurer."""
+    # This test's threads are the only workers. Its commits are real (transaction=True), so the
+    # tasks they would send reach the session's qcluster if an earlier test started it: a third
+    # worker, which took the quote row or the issuance before the threads (seen in CI).
+    monkeypatch.setattr(quote_requests, "_enqueue_dispatch", lambda request_id: None)
+    monkeypatch.setattr(svc, "_enqueue", lambda issuance_id: None)
     issuance = start(agents, quoted(agents, "bogazici"))
     threads = [threading.Thread(target=svc.issuance_process, args=(issuance.pk,)) for _ in range(2)]
     for t in threads:
