@@ -415,6 +415,18 @@ def work_reclaim_expired(model: type[WorkItem], *, limit: int = 500) -> list[int
     return reclaimed
 
 
+def broker_queue_is_empty() -> bool:
+    """Whether django-q2's queue holds no task: only then is a record whose task has not started
+    surely one whose task was lost, not one waiting in a backlog. False for a broker that is down
+    (the next pass looks again)."""
+    from django_q.brokers import get_broker
+
+    try:
+        return not get_broker().queue_size()
+    except Exception:  # noqa: BLE001 - a broker that is down: nothing to conclude
+        return False
+
+
 def work_requeue_orphans(model: type[WorkItem], *, older_than: float = ORPHAN_SECONDS, limit: int = 500) -> list[int]:
     """QUEUED records whose task was lost: returns their ids, to be sent again.
 
@@ -424,12 +436,7 @@ def work_requeue_orphans(model: type[WorkItem], *, older_than: float = ORPHAN_SE
     of those (a long backlog is not re-sent); it is touched, so it is sent at most once a period.
     A duplicate task is harmless: the guarded claim lets one worker in.
     """
-    from django_q.brokers import get_broker
-
-    try:
-        if get_broker().queue_size():
-            return []
-    except Exception:  # noqa: BLE001 - a broker that is down: the next pass looks again
+    if not broker_queue_is_empty():
         return []
     stale = model.objects.filter(state=WorkState.QUEUED, updated_at__lt=_now() - timedelta(seconds=older_than))
     ids = list(stale.order_by("pk").values_list("pk", flat=True)[:limit])

@@ -23,6 +23,7 @@ from integrations.masking import mask_and_cut
 from integrations.models import InsurerAccount
 from integrations.operations import QUOTE_OPERATION, Operation, Product
 from integrations.retry_policies import policy_for
+from integrations.work.services import broker_queue_is_empty
 from quotes.models import InsurerQuote, QuoteRequest
 from quotes.validation import validate_fields
 
@@ -147,12 +148,7 @@ def quote_requests_redispatch_lost(*, older_than: float = DISPATCH_LOST_SECONDS,
     deadline (after it, rendering closes the rows as unanswered). A dispatch sent twice is
     harmless: one UPDATE claims the rows, the second finds none left.
     """
-    from django_q.brokers import get_broker
-
-    try:
-        if get_broker().queue_size():
-            return []
-    except Exception:  # noqa: BLE001 - a broker that is down: the next pass looks again
+    if not broker_queue_is_empty():
         return []
     now = timezone.now()
     ids = list(
