@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from django_q.tasks import async_task
+from django_q.tasks import async_task, result
 from playwright.sync_api import Download, Page, expect
 
 from customers.models import Customer
@@ -38,6 +39,24 @@ DOCUMENT_DELAY_SECONDS = 4
 # One run of the pump task the "İş pompası" schedule starts every minute, shortened: long enough
 # for the wait to pass, short enough not to hold a test worker much past this test.
 PUMP_SECONDS = 15
+
+
+@pytest.fixture
+def start_pump() -> Iterator[Callable[[], str]]:
+    """Starts the pump on the session's qcluster; the test ends only once it has ended.
+
+    A pump left running works the next tests' records: in CI it re-sent the dispatch of
+    test_live_results.py's request, whose answers that test stores itself.
+    """
+    started: list[str] = []
+
+    def start() -> str:
+        started.append(async_task("sync.tasks.work_pump", PUMP_SECONDS))
+        return started[-1]
+
+    yield start
+    for task_id in started:
+        assert result(task_id, wait=(PUMP_SECONDS + 30) * 1000) is not None, f"pump task {task_id} did not end"
 
 
 def downloaded_bytes(download: Download) -> bytes:
@@ -88,7 +107,7 @@ def sandbox_pdf(sandbox: dict, policy: Policy) -> bytes:
     )
 
 
-def test_agent_day_customer_quote_compare_issue_document_renewal(page, shot, sandbox, desk_agent):
+def test_agent_day_customer_quote_compare_issue_document_renewal(page, shot, sandbox, desk_agent, start_pump):
     """Customer → kasko quotes → comparison (+PDF) → issue the cheapest → policy PDF → renewal re-quote."""
     log_in(page, desk_agent.username)
 
@@ -163,7 +182,7 @@ def test_agent_day_customer_quote_compare_issue_document_renewal(page, shot, san
     expect(status).to_have_attribute("data-state", "PENDING")
     expect(status).to_contain_text("Hazırlanıyor…")
     shot(page, "policy-document-preparing")
-    async_task("sync.tasks.work_pump", PUMP_SECONDS)  # what the schedule would start within the minute
+    start_pump()  # what the schedule would start within the minute
     download_link = page.get_by_role("link", name="İndir (PDF)")
     expect(download_link).to_be_visible()
     shot(page, "policy-document-ready")

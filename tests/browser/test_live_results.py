@@ -1,8 +1,8 @@
 """Answers pushed to the results page as they are stored (quotes/live.py, templates/quotes/_live_script.html).
 
-The request is created server-side and not dispatched: the test stores each insurer's answer on
-its row as the worker would, so which way a row reached the page (the stream or the fallback
-poll) is known, not raced against real insurers. The real flow, desk form to insurers through a
+The request is created server-side, its rows claimed and no insurer asked: the test stores each
+insurer's answer on its row as the worker would, so which way a row reached the page (the stream
+or the fallback poll) is known, not raced against real insurers. The real flow, desk form to insurers through a
 qcluster, is tests/browser/test_quote_desk.py's.
 """
 
@@ -19,9 +19,8 @@ from playwright.sync_api import Page, expect
 from integrations.adapters.registry import registered_codes
 from quotes import live
 from quotes.models import InsurerQuote, QuoteRequest
-from quotes.services import quote_requests
-from tests import samples
 from tests.conftest import wait_until
+from tests.quotes.request_samples import quote_request_being_asked
 
 from .test_quote_desk import log_in
 
@@ -30,8 +29,7 @@ pytestmark = [pytest.mark.browser]
 
 @pytest.fixture
 def waiting_request(desk_agent, monkeypatch) -> QuoteRequest:
-    monkeypatch.setattr(quote_requests, "_enqueue_dispatch", lambda request_id: None)
-    return quote_requests.quote_request_create(user=desk_agent, product="trafik", data=samples.TRAFIK)
+    return quote_request_being_asked(desk_agent, monkeypatch)
 
 
 def store_quote(request: QuoteRequest, code: str, premium: str) -> None:

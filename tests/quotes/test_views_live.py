@@ -17,8 +17,7 @@ from django.utils import timezone
 from integrations.adapters.registry import registered_codes
 from quotes import live
 from quotes.models import InsurerQuote, QuoteRequest
-from quotes.services import quote_requests
-from tests import samples
+from tests.quotes.request_samples import quote_request_being_asked
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -26,8 +25,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def trafik_request(agents, monkeypatch) -> QuoteRequest:
     """ACENTE1's trafik request, every insurer still waiting; nothing is dispatched to insurers."""
-    monkeypatch.setattr(quote_requests, "_enqueue_dispatch", lambda request_id: None)
-    return quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    return quote_request_being_asked(agents["ACENTE1"], monkeypatch)
 
 
 def store_quote(request: QuoteRequest, code: str, premium: str = "4312.50") -> None:
@@ -151,9 +149,11 @@ def test_past_the_deadline_the_stream_closes_the_open_rows_and_ends(desk, trafik
     assert sent[0]["data"].count('data-state="NO_ANSWER"') == len(registered_codes())
 
 
-def test_the_watcher_looks_at_every_watched_request_in_one_query(agents, trafik_request, django_assert_num_queries):
+def test_the_watcher_looks_at_every_watched_request_in_one_query(
+    agents, trafik_request, django_assert_num_queries, monkeypatch
+):
     """One query per look for all the streams of a process, and only a changed request is woken."""
-    other = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    other = quote_request_being_asked(agents["ACENTE1"], monkeypatch)
     watcher = live.Watcher()
     mine, theirs, also_mine = (live.Subscription(r.pk) for r in (trafik_request, other, trafik_request))
     with django_assert_num_queries(1):
