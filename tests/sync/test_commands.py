@@ -276,7 +276,7 @@ def test_replay_command_for_issuances(seeded_accounts, sent_tasks, django_captur
 def test_workers_sync_fifty_policies_through_the_queue(qcluster, make_policies, sandbox, quick_status_policy):
     """`sync_policies --enqueue` with real django-q2 workers and the pump task: every item ends final."""
     from django_q.models import Task
-    from django_q.tasks import async_task
+    from django_q.tasks import async_task, result
 
     for code in CODES:
         make_policies(code, [f"{code.upper()}-Q-{i}" for i in range(12)])
@@ -300,6 +300,8 @@ def test_workers_sync_fifty_policies_through_the_queue(qcluster, make_policies, 
         return False
 
     wait_until(all_final, timeout=30)
+    # The last pump ends inside this test: left running, it would work the next test's records.
+    assert result(pumps[-1], wait=10_000) is not None
     states = dict(run.items.values_list("payload__policy_no", "state"))
     assert len(states) == 12 * len(CODES) + 2
     assert {no for no, state in states.items() if state != "SUBMITTED"} == {"ANKA-Q-GONE-1", "ANKA-Q-GONE-2"}
