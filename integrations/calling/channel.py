@@ -133,24 +133,6 @@ class Pacer(Protocol):
         """The insurer answered (`throttled`: with its own throttle signal)."""
 
 
-class _LocalRefusals:
-    """How many calls this process refused locally for want of a send slot, for on-call and the
-    bench. No attempt row is written for them (nothing reached the insurer, and the attempt log
-    measures what the insurer said); each is logged, and the operation's outcome carries
-    `LOCAL_RATE_LIMIT`."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.count = 0
-
-    def add(self) -> None:
-        with self._lock:
-            self.count += 1
-
-
-local_refusals = _LocalRefusals()
-
-
 _sessions = threading.local()
 
 
@@ -283,12 +265,12 @@ class Channel:
 
     def _pace(self, pacer: Pacer, call: Call, remaining: float | None) -> None:
         """Take the call's send slot. One beyond the deadline (less the least time a call needs)
-        is not taken and the call not sent: refused here, counted and logged, never an attempt row."""
+        is not taken and the call not sent: refused here and logged, never an attempt row (the send
+        rate counts it for on-call, per insurer, in the shared state)."""
         try:
             pacer.before_send(call, remaining=remaining)
         except InsurerError as error:
             if error.provider_code == LOCAL_RATE_LIMIT:
-                local_refusals.add()
                 ctx = self.context
                 logger.warning(
                     "insurer=%s op=%s call=%s attempt=%d account=%s refused locally: next send slot in %.2fs, "
