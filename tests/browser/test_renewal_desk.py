@@ -10,10 +10,9 @@ from playwright.sync_api import expect
 
 from quotes import selectors
 from quotes.models import QuoteRequest
-from quotes.services import issuance as issuance_service
-from quotes.services import quote_requests
 from tests import samples
 from tests.quotes.policy_samples import imported_policy, issued_policy
+from tests.quotes.request_samples import tasks_not_sent
 
 from .test_quote_desk import log_in, wait_for_every_answer
 
@@ -24,8 +23,7 @@ def test_agent_requotes_a_policy_ending_soon_at_every_insurer(page, shot, sandbo
     """Yenilemeler lists a policy ending in 12 days; one click asks every insurer for the same risk."""
     # The policy is history: its request and issuance are stored without calling any insurer.
     with monkeypatch.context() as quiet:
-        quiet.setattr(quote_requests, "_enqueue_dispatch", lambda request_id: None)
-        quiet.setattr(issuance_service, "_enqueue", lambda issuance_id: None)
+        tasks_not_sent(quiet)
         policy = issued_policy(
             desk_agent,
             "ANK-RENEW-1",

@@ -15,6 +15,7 @@ from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from sync.services import dead_letters_replay
 from tests import samples
+from tests.quotes.request_samples import tasks_not_sent
 
 pytestmark = pytest.mark.django_db
 
@@ -57,8 +58,7 @@ def test_two_workers_never_both_send(agents, sandbox, quick_issuance_policy, mon
     # This test's threads are the only workers. Its commits are real (transaction=True), so the
     # tasks they would send reach the session's qcluster if an earlier test started it: a third
     # worker, which took the quote row or the issuance before the threads (seen in CI).
-    monkeypatch.setattr(quote_requests, "_enqueue_dispatch", lambda request_id: None)
-    monkeypatch.setattr(svc, "_enqueue", lambda issuance_id: None)
+    tasks_not_sent(monkeypatch)
     issuance = start(agents, quoted(agents, "bogazici"))
     threads = [threading.Thread(target=svc.issuance_process, args=(issuance.pk,)) for _ in range(2)]
     for t in threads:

@@ -18,6 +18,7 @@ from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples
 from tests.conftest import wait_until
+from tests.quotes.request_samples import tasks_not_sent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,8 +28,7 @@ def _only_this_test_works_the_records(monkeypatch):
     """The quote and the issuance are worked by hand here. Commits are real, so their tasks would
     reach the session's qcluster if an earlier test started it, which could claim the quote row or
     the issuance first. Documents still go (a PDF "not ready yet" needs the cluster to come back)."""
-    monkeypatch.setattr(quote_requests, "_enqueue_dispatch", lambda request_id: None)
-    monkeypatch.setattr(svc, "_enqueue", lambda issuance_id: None)
+    tasks_not_sent(monkeypatch)
 
 
 def issued(agents, sandbox, code: str, customer: Customer | None = None) -> Policy:

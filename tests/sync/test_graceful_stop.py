@@ -38,6 +38,7 @@ from sync.models import SyncItem, SyncRun
 from sync.services import sync_item_process, sync_run_start
 from tests import samples
 from tests.conftest import wait_until
+from tests.quotes.request_samples import tasks_not_sent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -248,8 +249,7 @@ def _agent():
 
 def _issuances_started(agent, monkeypatch) -> list[Issuance]:
     """One stored issuance per insurer, on a quote fetched here; nothing queued for any cluster."""
-    monkeypatch.setattr(quote_requests, "_enqueue_dispatch", lambda request_id: None)
-    monkeypatch.setattr(issuance_services, "_enqueue", lambda issuance_id: None)
+    tasks_not_sent(monkeypatch)
     issuances = []
     for code in registered_codes():
         # A quote request has one live issuance: a request per insurer.
