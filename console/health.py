@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from integrations.answers.taxonomy import ErrorClass, ErrorKind
 from integrations.attempts.retention import COUNT, RETRIES, Measure, attempt_totals, count_where
+from integrations.audit import error_mapping_issuance_risk, error_mapping_seen_on_look_ups_only
 from integrations.models import Attempt, ErrorMapping, Insurer, InsurerAccount, SendRateState
 from integrations.pacing.shared_state import DatabaseSharedState, shared_state
 from integrations.work.item import WorkItem, WorkState
@@ -334,6 +335,10 @@ class UnknownCode:
     raw_sample: str
     # The admin's mapping made since (these calls happened before it), if any.
     mapped_kind: str = ""
+    # Why a permanent class could make a second policy (seen on a send to an insurer that does
+    # not deduplicate), or ""; and whether it was seen on issuance look-ups only.
+    issuance_risk: str = ""
+    look_ups_only: bool = False
 
     @property
     def classifiable(self) -> bool:
@@ -364,6 +369,12 @@ def unknown_codes_seen(*, health: HealthFilter) -> list[UnknownCode]:
                 message=latest.get("message", ""),
                 raw_sample=latest.get("raw_sample", ""),
                 mapped_kind=mapped.get((row["insurer_code"], row["provider_code"]), ""),
+                issuance_risk=error_mapping_issuance_risk(
+                    insurer_code=row["insurer_code"], provider_code=row["provider_code"]
+                ),
+                look_ups_only=error_mapping_seen_on_look_ups_only(
+                    insurer_code=row["insurer_code"], provider_code=row["provider_code"]
+                ),
             )
         )
     return codes

@@ -32,7 +32,7 @@ from console.health import (
 from console.metrics import metrics_render
 from integrations.answers.classification import MAPPING_CACHE_SECONDS
 from integrations.answers.taxonomy import ErrorKind
-from integrations.audit import error_mapping_classify
+from integrations.audit import LOOK_UP_ONLY_TR, error_mapping_classify
 from integrations.models import Insurer
 from integrations.operations import PRODUCT_LABELS_TR, Product
 
@@ -96,6 +96,7 @@ def health_dashboard(request: HttpRequest) -> HttpResponse:
         "budgets": retry_budgets(insurer_codes=[insurer_code] if insurer_code else [c for c, _ in insurers]),
         "filter_query": _filter_query(window.key, insurer_code, product),
         "mapping_cache_seconds": int(MAPPING_CACHE_SECONDS),
+        "look_up_only_note": LOOK_UP_ONLY_TR,
     }
     return render(request, "console/health.html", context)
 
@@ -118,6 +119,7 @@ def unknown_code_classify(request: HttpRequest) -> HttpResponse:
             provider_code=provider_code,
             kind=kind,
             note="Sağlık panosundan sınıflandırıldı",
+            risk_confirmed=request.POST.get("risk_confirmed") == "1",
         )
     except ValidationError as exc:
         messages.error(request, f"{insurer_code} / {provider_code} sınıflandırılamadı: {'; '.join(exc.messages)}")

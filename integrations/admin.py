@@ -15,6 +15,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -24,7 +25,8 @@ from django.utils.html import format_html, format_html_join
 from django.views.decorators.debug import sensitive_post_parameters
 
 from integrations.answers.classification import MAPPING_CACHE_SECONDS, clear_mapping_cache
-from integrations.audit import AUDITED_MODELS, admin_change_summary, audit_value_shown
+from integrations.answers.taxonomy import ErrorKind
+from integrations.audit import AUDITED_MODELS, admin_change_summary, audit_value_shown, error_mapping_check
 from integrations.models import (
     PRODUCT_CHOICES,
     AdminChange,
@@ -358,10 +360,42 @@ class OperationPolicyAdmin(AuditedAdmin):
         return initial
 
 
+class ErrorMappingForm(forms.ModelForm):
+    """Asks for a confirmation before a permanent kind that could make a second policy."""
+
+    risk_confirmed = forms.BooleanField(
+        label="İkinci poliçe riskini anladım",
+        required=False,
+        help_text="Yalnızca, aynı isteği ayıklamayan bir şirkette poliçeleştirme yanıtında görülmüş bir kodu "
+        "kalıcı olarak sınıflarken gerekir.",
+    )
+
+    class Meta:
+        model = ErrorMapping
+        fields = ["insurer", "provider_code", "kind", "note"]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        insurer, code, kind = cleaned.get("insurer"), cleaned.get("provider_code"), cleaned.get("kind")
+        if insurer is not None and code and kind:
+            try:
+                error_mapping_check(
+                    insurer_code=insurer.code,
+                    provider_code=code,
+                    kind=ErrorKind(kind),
+                    risk_confirmed=bool(cleaned.get("risk_confirmed")),
+                )
+            except ValidationError as exc:
+                self.add_error("kind", exc.message_dict["kind"])
+        return cleaned
+
+
 @admin.register(ErrorMapping)
 class ErrorMappingAdmin(AuditedAdmin):
+    form = ErrorMappingForm
     list_display = ["insurer", "provider_code", "kind", "note", "created_at"]
-    list_editable = ["kind", "note"]
+    # The kind is changed on the change form only, where a risky permanent mapping asks to be confirmed.
+    list_editable = ["note"]
     list_filter = ["insurer", "kind"]
     list_select_related = ["insurer"]
     search_fields = ["provider_code", "note"]

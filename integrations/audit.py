@@ -37,8 +37,8 @@ from django.http import HttpRequest, HttpResponse
 
 from agencies.models import Agency, AgentProfile
 from integrations.answers.classification import clear_mapping_cache
-from integrations.answers.taxonomy import ErrorKind
-from integrations.models import AdminChange, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
+from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.models import AdminChange, Attempt, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
 
 User = AbstractBaseUser | AnonymousUser | None
 
@@ -266,13 +266,76 @@ for _model, _spec in AUDIT_SPECS.items():
 # --- Services -------------------------------------------------------------------------------
 
 
+# What an admin is told before mapping a code to a permanent kind where that could make a second policy.
+ISSUANCE_RISK_TR = (
+    "{insurer} aynı poliçeleştirme isteğini ayıklamaz ve bu kod bir poliçeleştirme gönderiminin yanıtında "
+    "görüldü. Kalıcı bir tür “poliçe kesilmedi” demektir: kayıt başarısız olur ve teklif talebi başka bir "
+    "şirketle poliçeleştirmeye açılır. Kod aslında sonucu belirsiz bir yanıtsa (zaman aşımı, arka sistem "
+    "hatası), poliçe şirkette kesilmiş olabilir ve yeniden deneme ikinci poliçe kestirebilir. Yalnızca şirket "
+    "isteğin kendisini kesin olarak reddettiğinde kalıcı seçin."
+)
+ISSUANCE_RISK_CONFIRM_TR = "Bu riski anladığınızı onaylamadan bu kod kalıcı olarak sınıflanamaz."
+# Shown beside a code seen only on issuance look-ups: its class never decides whether money moved.
+LOOK_UP_ONLY_TR = (
+    "Bu kod yalnızca poliçe sorgularında görüldü: sınıfı sorgunun yeniden sorulup sorulmayacağını belirler, "
+    "poliçeleştirmenin sonucunu hiçbir zaman kanıtlamaz (sonuç, şirket açıkça söyleyene dek bilinmiyor kalır)."
+)
+
+
+def error_mapping_issuance_risk(*, insurer_code: str, provider_code: str) -> str:
+    """Why mapping this code to a permanent kind could issue a second policy, or "".
+
+    At an insurer that does not deduplicate issuance, a permanent answer to a send is read as
+    "nothing was issued" (the record FAILED, its request free for another insurer, a replay sent
+    under a new reference): mapping an ambiguous code there turns an unknown outcome into a
+    definite refusal. Deduplicating insurers answer a repeat with the first send's result, and
+    a code seen only on look-ups never proves anything, so neither is a risk.
+    """
+    from integrations.adapters.registry import adapter_class
+
+    try:
+        deduplicated = adapter_class(insurer_code).issuance_deduplicated
+    except LookupError:
+        return ""
+    if deduplicated:
+        return ""
+    seen_on_send = Attempt.objects.filter(
+        insurer_code=insurer_code, provider_code=provider_code, operation="issue_policy", call="main"
+    ).exists()
+    insurer = Insurer.objects.filter(code=insurer_code).values_list("name", flat=True).first() or insurer_code
+    return ISSUANCE_RISK_TR.format(insurer=insurer) if seen_on_send else ""
+
+
+def error_mapping_seen_on_look_ups_only(*, insurer_code: str, provider_code: str) -> bool:
+    """The code was seen on issuance look-ups and on nothing else."""
+    seen = Attempt.objects.filter(insurer_code=insurer_code, provider_code=provider_code)
+    return seen.filter(call="lookup").exists() and not seen.exclude(call="lookup").exists()
+
+
+def error_mapping_check(*, insurer_code: str, provider_code: str, kind: ErrorKind, risk_confirmed: bool) -> None:
+    """Refuse a permanent mapping that could make a second policy unless the admin confirmed it."""
+    if kind.error_class is not ErrorClass.PERMANENT or risk_confirmed:
+        return
+    risk = error_mapping_issuance_risk(insurer_code=insurer_code, provider_code=provider_code)
+    if risk:
+        raise ValidationError({"kind": f"{risk} {ISSUANCE_RISK_CONFIRM_TR}"})
+
+
 def error_mapping_classify(
-    *, user: User, insurer_code: str, provider_code: str, kind: str, note: str = ""
+    *,
+    user: User,
+    insurer_code: str,
+    provider_code: str,
+    kind: str,
+    note: str = "",
+    risk_confirmed: bool = False,
 ) -> ErrorMapping:
     """Map an insurer's raw code to a kind (the dashboard's "classify as"): creates or updates, audited as `user`.
 
     Every worker reads admin mappings through a five-second cache, so the new class is in force
-    everywhere within seconds; this process drops its cache at once.
+    everywhere within seconds; this process drops its cache at once. A permanent kind for a code
+    seen on a send to an insurer that does not deduplicate needs `risk_confirmed`
+    (`error_mapping_issuance_risk` says why).
     """
     try:
         chosen = ErrorKind(kind)
@@ -283,6 +346,9 @@ def error_mapping_classify(
     insurer = Insurer.objects.filter(code=insurer_code).first()
     if insurer is None:
         raise ValidationError({"insurer": "Böyle bir sigorta şirketi yok."})
+    error_mapping_check(
+        insurer_code=insurer_code, provider_code=provider_code, kind=chosen, risk_confirmed=risk_confirmed
+    )
     with transaction.atomic(), audit_actor(user):
         mapping = ErrorMapping.objects.select_for_update().filter(insurer=insurer, provider_code=provider_code).first()
         if mapping is None:

@@ -42,6 +42,7 @@ class IssuanceAdmin(DeadLetterAdmin):
         "in_play_since",
         "maybe_sent",
         "last_sent_at",
+        "reference_refused",
         "next_attempt_at",
         "lease_expires_at",
         "payload_pretty",

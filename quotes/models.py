@@ -134,13 +134,23 @@ class Issuance(WorkItem):
     # When the last send may have left (set just before it): a "not issued" lookup is final only
     # once the insurer's settling time has passed since then.
     last_sent_at = models.DateTimeField("son gönderim", null=True, blank=True)
+    # The insurer refused a send under `reference` for sure (kept across a replay): the next try
+    # still asks under it first, and only then sends under a new reference.
+    reference_refused = models.BooleanField(
+        "referans kesin reddedildi",
+        default=False,
+        help_text="Şirket bu referansla yapılan gönderimi kesin olarak reddetti: yeniden denemede önce "
+        "eski referansla sorulur, şirkette poliçe yoksa yeni referansla gönderilir.",
+    )
     policy_no = models.CharField("poliçe no", max_length=64, blank=True)
 
     class Meta:
         verbose_name = "poliçeleştirme"
         verbose_name_plural = "poliçeleştirmeler"
         constraints = [
-            # One live issuance per quote request: the agent picks one insurer's quote.
+            # One live issuance per quote request: the agent picks one insurer's quote. FAILED
+            # means the insurer refused the send for sure (an unknown outcome is DEFERRED, never
+            # FAILED), so only a definite refusal frees the request for another insurer's quote.
             models.UniqueConstraint(
                 fields=["quote_request"], condition=~Q(state="FAILED"), name="one_live_issuance_per_request"
             ),

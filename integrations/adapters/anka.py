@@ -189,7 +189,18 @@ class AnkaAdapter(InsurerAdapter):
             json=pick(data, "quote_no", "payment_token"),
             headers={"Idempotency-Key": reference},
         )
-        return self.channel.exchange(call, self._read_policy)
+        return self.channel.exchange(call, self._read_issued_policy)
+
+    def _read_issued_policy(self, reply: Reply) -> Policy:
+        """An issuance's answer. IDEMPOTENCY_MISMATCH says Anka already holds a request under our
+        key (with another body): whatever that request did is unknown, so it is never read as a
+        refusal of the send (which would let a replay send the quote again under a new key)."""
+        try:
+            return self._read_policy(reply)
+        except Refusal as refusal:
+            if refusal.code == "IDEMPOTENCY_MISMATCH":
+                refusal.ambiguous = True
+            raise
 
     def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
         """No lookup to ask: a re-send under the same Idempotency-Key is the question (a repeat

@@ -508,4 +508,11 @@ def _still_processing(request_id: str, last: InsurerError) -> InsurerError:
 
 def _rejection(state: _RequestState) -> Refusal:
     reason = state.reason or "gerekçe bildirilmedi"
-    return Refusal("REJECTED", f"Poliçe talebi reddedildi: {reason}", kind=ErrorKind.BUSINESS_REJECT, ambiguous=False)
+    # Deniz's verdict on the request itself, whichever call read it: "only REJECTED means no policy".
+    return Refusal(
+        "REJECTED",
+        f"Poliçe talebi reddedildi: {reason}",
+        kind=ErrorKind.BUSINESS_REJECT,
+        ambiguous=False,
+        settles_issuance=True,
+    )

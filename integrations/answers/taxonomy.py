@@ -157,6 +157,10 @@ class InsurerError(Exception):
 
     `ambiguous` means the request may have taken effect at the insurer (the answer was lost
     after sending): an issuance must ask the insurer for the state before sending again.
+
+    `settles_issuance` marks the insurer's own verdict on an issuance, read from whichever call
+    brought it (Deniz's REJECTED request, on a poll or a look-up): that request made no policy.
+    Any other refusal met on a look-up answers the look-up, never whether money moved.
     """
 
     def __init__(
@@ -170,6 +174,7 @@ class InsurerError(Exception):
         wait: WaitHint | None = None,
         ambiguous: bool = False,
         raw_sample: str = "",
+        settles_issuance: bool = False,
     ) -> None:
         super().__init__(f"{kind} ({provider_code}): {message}".strip())
         self.kind = ErrorKind(kind)
@@ -180,6 +185,7 @@ class InsurerError(Exception):
         self.wait = wait
         self.ambiguous = ambiguous
         self.raw_sample = raw_sample
+        self.settles_issuance = settles_issuance
 
     def __reduce__(self) -> tuple:
         """Keyword-only arguments do not survive pickling by default; a task result carries errors."""
@@ -234,6 +240,7 @@ class Refusal(Exception):
         wait: WaitHint | None = None,
         ambiguous: bool | None = None,
         kind: ErrorKind | None = None,
+        settles_issuance: bool = False,
     ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
@@ -242,3 +249,4 @@ class Refusal(Exception):
         self.wait = wait
         self.ambiguous = ambiguous
         self.kind = kind
+        self.settles_issuance = settles_issuance

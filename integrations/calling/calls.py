@@ -12,7 +12,7 @@ from integrations.adapters.registry import adapter_class
 from integrations.answers.taxonomy import InsurerError
 from integrations.attempts.recording import AttemptRecorder, DatabaseRecorder
 from integrations.calling.channel import CallContext, Channel
-from integrations.calling.engine import Outcome, RetryBudget, SendRate, run_operation
+from integrations.calling.engine import IssuanceHistory, Outcome, RetryBudget, SendRate, run_operation
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import OPERATION_PRODUCT, Operation
 from integrations.pacing.retry_budget import SharedRetryBudget
@@ -113,9 +113,7 @@ def insurer_operation_run(
     data: Mapping[str, Any],
     product: str = "",
     reference: str = "",
-    resume_issuance: bool = False,
-    last_sent_ago: float | None = None,
-    on_send: Callable[[], None] | None = None,
+    history: IssuanceHistory | None = None,
     recorder: AttemptRecorder | None = None,
     budget: RetryBudget | None = None,
     send_rate: SendRate | None = None,
@@ -153,9 +151,7 @@ def insurer_operation_run(
         policy=policy_for(endpoint.insurer_code, op.value),
         recorder=recorder,
         reference=reference,
-        resume_issuance=resume_issuance,
-        last_sent_ago=last_sent_ago,
-        on_send=on_send,
+        history=history,
         budget=budget or SharedRetryBudget(),
         send_rate=send_rate or SharedSendRate(contracted_rate=endpoint.contracted_rate),
         on_retry=on_retry,

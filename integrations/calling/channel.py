@@ -352,6 +352,9 @@ class Channel:
             wait=refusal.wait,
             ambiguous=ambiguous and kind is not ErrorKind.THROTTLED,
             raw_sample=reply.sample() if reply else "",
+            # Only a refusal the adapter read as the insurer's verdict, and still a refusal after
+            # the admin's mapping: a code remapped to a retryable kind proves nothing.
+            settles_issuance=refusal.settles_issuance and kind.error_class is ErrorClass.PERMANENT,
         )
 
     def _record(

@@ -176,9 +176,9 @@ RETRY_REFUSED = {"retry-budget": "budget"}
 # provider_code of the engine's own "not yet": a "not issued" lookup inside the settling time.
 NOT_SETTLED = "NOT_SETTLED"
 
-# After an issuance may have reached the insurer, only these refusals prove there is no policy
-# (the insurer judged the request itself); any other "no" — authentication, "not found" from a
-# lookup that lags the send — leaves the outcome unknown.
+# After an issuance may have reached the insurer, only a re-send's refusal of these kinds proves
+# there is no policy (the insurer judged the request itself: `refuses_the_send`); any other "no"
+# to a re-send — authentication, "not found" — and every refusal of a look-up leave it unknown.
 FINAL_AFTER_AMBIGUITY = frozenset({ErrorKind.BUSINESS_REJECT, ErrorKind.EXPIRED, ErrorKind.VALIDATION})
 
 
@@ -244,6 +244,28 @@ class _Counters:
         self.stop_reason = ""
 
 
+@dataclass(frozen=True)
+class IssuanceHistory:
+    """What the platform knows of an issuance's earlier sends, handed to the engine once.
+
+    `maybe_sent`: an earlier send may have reached the insurer (a worker died mid-call, or its
+    answer was lost), so the insurer is asked for the state before anything is sent.
+    `last_sent_ago`: seconds since that send left, by the database's clock (never a worker's:
+    a skewed machine would shorten the insurer's settling time), for whether a "not issued"
+    answer is final yet. `reference_refused`: the insurer refused a send under this reference
+    for sure (a replay after a fix); it is still asked first, and only when it has nothing under
+    the old reference does the next send get `new_reference()`, which stores it before returning.
+    `on_send` is called just before every send, so a durable caller can store that a send may be
+    under way, and when.
+    """
+
+    maybe_sent: bool = False
+    last_sent_ago: float | None = None
+    reference_refused: bool = False
+    on_send: Callable[[], None] | None = None
+    new_reference: Callable[[], str] | None = None
+
+
 class _RetryRefused(Exception):
     """Inside an attempt: the budget refused a re-send that a lookup had just cleared."""
 
@@ -260,9 +282,7 @@ def run_operation(
     policy: RetryPolicy,
     recorder: AttemptRecorder,
     reference: str = "",
-    resume_issuance: bool = False,
-    last_sent_ago: float | None = None,
-    on_send: Callable[[], None] | None = None,
+    history: IssuanceHistory | None = None,
     budget: RetryBudget | None = None,
     send_rate: SendRate | None = None,
     sleep: Callable[[float], None] = sleep_released,
@@ -274,11 +294,8 @@ def run_operation(
 ) -> Outcome:
     """Run `operation` until it succeeds, fails for good, or its policy says stop.
 
-    `resume_issuance` says an earlier run may already have sent this issuance (a worker died
-    mid-call, or its answer was lost): the insurer is then asked for the state before anything
-    is sent, and `last_sent_ago` (seconds since that send) tells whether a "not issued" answer
-    is final yet (the policy's `settling_seconds`). `on_send` is called just before every
-    issuance send, so a durable caller can store that a send may be under way, and when.
+    `history` is what an issuance's earlier tries left (see `IssuanceHistory`); none for a
+    first send.
 
     `attempt_limit=1` is for durable background records: their state machine is the retry
     layer (it writes `next_attempt_at` from `next_wait`), so the engine must not retry too.
@@ -295,12 +312,14 @@ def run_operation(
     ctx.deadline_at = time.monotonic() + policy.deadline
     ctx.attempt_timeout = policy.attempt_timeout
     counters = _Counters()
-    counters.maybe_committed = resume_issuance
-    if resume_issuance:
-        counters.last_sent_at = time.monotonic() - (last_sent_ago if last_sent_ago is not None else 0.0)
+    history = history or IssuanceHistory()
+    counters.maybe_committed = history.maybe_sent
+    if history.maybe_sent:
+        ago = history.last_sent_ago if history.last_sent_ago is not None else 0.0
+        counters.last_sent_at = time.monotonic() - ago
     counters.budget_spent = budget_spent
     issuance = (
-        _Issuance(adapter, data, reference, policy, budget, counters, on_send) if op is Operation.ISSUE_POLICY else None
+        _Issuance(adapter, data, reference, policy, budget, counters, history) if op is Operation.ISSUE_POLICY else None
     )
 
     def attempt_once(engine_attempt: int) -> Quote | Address | Policy | Document:
@@ -421,13 +440,17 @@ def run_operation(
             # The deadline struck (or no send slot fitted before it) before anything was sent in
             # this try: report what the insurer last said.
             error, attempts = counters.previous_error, attempts - 1
+        unknown = issuance is not None and counters.maybe_committed
+        if unknown:
+            # Whatever the last answer was, a policy may exist: never a permanent failure.
+            error = _outcome_still_unknown(error)
         return Outcome(
             result=None,
             error=error,
             attempts=attempts,
             stop_reason=counters.stop_reason or ("permanent" if error.error_class is ErrorClass.PERMANENT else ""),
             http_status=error.http_status,
-            outcome="unknown" if issuance is not None and counters.maybe_committed else "",
+            outcome="unknown" if unknown else "",
         )
     finally:
         channel.pacer = previous_pacer
@@ -453,12 +476,16 @@ class _Issuance:
         policy: RetryPolicy,
         budget: RetryBudget,
         counters: _Counters,
-        on_send: Callable[[], None] | None,
+        history: IssuanceHistory,
     ) -> None:
         if not reference:
             raise ValueError("issuance needs a stable reference stored before the first try")
+        if history.reference_refused and history.new_reference is None:
+            raise ValueError("a refused reference can only be replaced by one the caller stores")
         self.adapter, self.data, self.reference = adapter, data, reference
-        self.policy, self.budget, self.counters, self.on_send = policy, budget, counters, on_send
+        self.policy, self.budget, self.counters = policy, budget, counters
+        self.on_send, self.new_reference = history.on_send, history.new_reference
+        self.reference_refused = history.reference_refused
 
     def attempt(self) -> Policy:
         counters = self.counters
@@ -466,7 +493,18 @@ class _Issuance:
             found = self._look_up()
             if found is not None:
                 return found
-            self._clear_resend()
+            if not self.reference_refused:
+                self._clear_resend()
+        if self.reference_refused:
+            # Asked under the old reference, and the insurer holds nothing there: its refusal of
+            # that send stands (the insurer would answer a repeat with it), so the new send goes
+            # under a new reference, stored by the caller before it leaves. It is a first send of
+            # that reference, not a retry; every earlier send was answered, so none is settling.
+            assert self.new_reference is not None
+            self.reference = self.new_reference()
+            self.adapter.channel.context.reference = self.reference
+            self.reference_refused = False
+            counters.maybe_committed = False
         if self.on_send is not None:
             self.on_send()
         counters.last_sent_at = time.monotonic()
@@ -476,7 +514,9 @@ class _Issuance:
         except InsurerError as error:
             if error.ambiguous:
                 counters.maybe_committed = True
-            elif was_ambiguous and not _proves_nothing_issued(error):
+                if error.error_class is ErrorClass.PERMANENT:
+                    raise _outcome_still_unknown(error) from error  # ask again, never "failed"
+            elif was_ambiguous and not refuses_the_send(error):
                 # A deduplicating insurer's "no" to the re-send that was our question, but not
                 # one about the request itself: whether the first send took effect is still open.
                 raise _outcome_still_unknown(error) from error
@@ -485,13 +525,20 @@ class _Issuance:
             raise
 
     def _look_up(self) -> Policy | None:
+        """The insurer's answer about our issuance: its policy, None for "never issued", or a
+        raise. A refusal of the look-up itself (validation, business, "expired", "not found",
+        authentication) answers the look-up, never whether money moved: the outcome stays
+        unknown and the next try asks again. Only the insurer's own verdict on the issuance
+        (`settles_issuance`: Deniz's REJECTED request) proves there is no policy."""
         try:
             return self.adapter.find_issued_policy(self.data, reference=self.reference)
         except InsurerError as error:
-            if _proves_nothing_issued(error):
-                self.counters.maybe_committed = False
-                raise
-            raise _outcome_still_unknown(error) from error
+            if not error.settles_issuance:
+                raise _outcome_still_unknown(error) from error
+            if self.reference_refused:
+                return None  # the refusal we knew of: nothing under the old reference
+            self.counters.maybe_committed = False
+            raise
 
     def _clear_resend(self) -> None:
         """The lookup found nothing: may we send again now? Raises when not (yet)."""
@@ -517,7 +564,12 @@ class _Issuance:
         raise _RetryRefused(last)
 
 
-def _proves_nothing_issued(error: InsurerError) -> bool:
+def refuses_the_send(error: InsurerError) -> bool:
+    """The insurer judged the issuance request itself and said no: nothing was issued by it.
+
+    Only an answer to a send (never to a look-up) can be this; and only a permanent refusal of a
+    kind about the request (its data, the risk, the quote's age), which the adapter has not
+    marked ambiguous (Anka's IDEMPOTENCY_MISMATCH says the key is known there, say)."""
     return error.error_class is ErrorClass.PERMANENT and error.kind in FINAL_AFTER_AMBIGUITY and not error.ambiguous
 
 

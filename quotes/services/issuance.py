@@ -25,7 +25,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import DurationField, ExpressionWrapper, F, QuerySet
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from documents.services import document_request
@@ -33,7 +34,7 @@ from insurehub.errors import Conflict
 from integrations.answers import results
 from integrations.answers.taxonomy import ErrorKind, InsurerError
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run, new_reference
-from integrations.calling.engine import Outcome
+from integrations.calling.engine import IssuanceHistory, Outcome
 from integrations.credentials import decrypt_secret, encrypt_secret
 from integrations.retry_policies import policy_for
 from integrations.work.item import WorkState
@@ -119,8 +120,21 @@ def issuance_start(*, user: AbstractBaseUser, insurer_quote_id: int, payment_tok
         existing = Issuance.objects.filter(insurer_quote=quote).first()
         if existing is not None:
             return existing
-        raise IssuanceRefused("Bu teklif talebi için başka bir poliçeleştirme zaten sürüyor.") from None
+        raise IssuanceRefused(_request_held_message(quote.request_id)) from None
     return issuance
+
+
+def _request_held_message(request_id: int) -> str:
+    """Why another insurer's quote of this request can not be issued, as the live issuance stands."""
+    live = Issuance.objects.filter(quote_request_id=request_id).exclude(state=WorkState.FAILED).first()
+    if live is not None and live.state == WorkState.SUBMITTED:
+        return f"Bu teklif talebi için poliçe zaten düzenlendi ({live.policy_no})."
+    if live is not None and live.maybe_sent and live.state == WorkState.DEFERRED:
+        return (
+            "Bu teklif talebinin poliçeleştirmesinin sonucu henüz bilinmiyor; poliçe düzenlenmiş olabilir. "
+            "Sonuç netleşmeden başka bir şirketle poliçeleştirilemez."
+        )
+    return "Bu teklif talebi için başka bir poliçeleştirme zaten sürüyor."
 
 
 def _enqueue(issuance_id: int) -> None:
@@ -197,6 +211,16 @@ def _issuance_call(issuance: Issuance, permit: str) -> Outcome:
     endpoint = endpoint_for_account(account)  # may raise (a credential that no longer decrypts)
     data = issuance_call_data(issuance)
     if data is None:
+        if issuance.maybe_sent and not issuance.reference_refused:
+            # A send whose outcome is open may have reached the insurer, and nothing can be sent
+            # to ask about it: the outcome stays unknown (DEFERRED after the unknown cap).
+            error = InsurerError(
+                ErrorKind.UNCLASSIFIED,
+                provider_code="PAYMENT_TOKEN_GONE",
+                message=PAYMENT_TOKEN_GONE_MESSAGE,
+                ambiguous=True,
+            )
+            return Outcome(result=None, error=error, attempts=0, outcome="unknown")
         # Replayed after the retention: nothing can be sent, and nothing was. Permanent.
         error = InsurerError(
             ErrorKind.VALIDATION, provider_code="PAYMENT_TOKEN_GONE", message=PAYMENT_TOKEN_GONE_MESSAGE
@@ -205,25 +229,55 @@ def _issuance_call(issuance: Issuance, permit: str) -> Outcome:
 
     def before_send() -> None:
         # Written before anything leaves: if this worker dies mid-call, the next try looks first,
-        # and knows how long ago the insurer may have started on it.
-        Issuance.objects.filter(pk=issuance.pk).update(maybe_sent=True, last_sent_at=timezone.now())
+        # and knows how long ago the insurer may have started on it, by the database's clock.
+        Issuance.objects.filter(pk=issuance.pk).update(maybe_sent=True, last_sent_at=Now())
 
-    last_sent_ago = None
-    if issuance.maybe_sent and issuance.last_sent_at is not None:
-        last_sent_ago = max((timezone.now() - issuance.last_sent_at).total_seconds(), 0.0)
+    def replace_refused_reference() -> str:
+        # The insurer refused the old reference for sure and holds nothing under it: the next
+        # send goes under a new one, stored before it leaves (its send may be lost too).
+        reference = new_reference("IH")
+        moved = Issuance.objects.filter(
+            pk=issuance.pk,
+            state=WorkState.IN_FLIGHT,
+            lease_expires_at=issuance.lease_expires_at,
+            reference_refused=True,
+        ).update(reference=reference, reference_refused=False, maybe_sent=False, last_sent_at=None)
+        if not moved:
+            raise RuntimeError(f"issuance {issuance.pk} is no longer this worker's; its reference is left as it is")
+        issuance.reference = reference
+        return reference
+
+    history = IssuanceHistory(
+        maybe_sent=issuance.maybe_sent,
+        last_sent_ago=issuance_seconds_since_send(issuance.pk) if issuance.maybe_sent else None,
+        reference_refused=issuance.reference_refused,
+        on_send=before_send,
+        new_reference=replace_refused_reference,
+    )
     return insurer_operation_run(
         endpoint=endpoint,
         operation="issue_policy",
         data=data,
         product=issuance.quote_request.product,
         reference=issuance.reference,
-        resume_issuance=issuance.maybe_sent,
-        last_sent_ago=last_sent_ago,
-        on_send=before_send,
+        history=history,
         attempt_limit=1,
         attempt_offset=issuance.attempts,
         budget_spent=permit == "spent",
     )
+
+
+def issuance_seconds_since_send(issuance_id: int) -> float | None:
+    """How long ago the issuance's last send left, by the database's clock (the one that wrote
+    `last_sent_at`): workers on several machines disagree about the time, and a worker whose
+    clock is behind would otherwise see the insurer's settling time over too soon."""
+    ago = (
+        Issuance.objects.filter(pk=issuance_id, last_sent_at__isnull=False)
+        .annotate(ago=ExpressionWrapper(Now() - F("last_sent_at"), output_field=DurationField()))
+        .values_list("ago", flat=True)
+        .first()
+    )
+    return None if ago is None else max(ago.total_seconds(), 0.0)
 
 
 def _issuance_stored(issuance: Issuance, outcome: Outcome) -> None:
@@ -277,16 +331,21 @@ def _store_policy(issuance: Issuance, account: Any, result: results.Policy) -> N
 
 
 def issuance_replay_prepare(queryset: QuerySet[Issuance]) -> None:
-    """Before dead issuances go back to the queue (the one replay path: `dead_letters_replay`).
+    """Before dead issuances go back to the queue (the one replay path: `dead_letters_replay`,
+    behind the admin's action and `replay_dead_letters` alike).
 
-    A FAILED issuance was refused for good by the insurer under its reference, which now names
-    that refusal there (Deniz and Anka would answer with it again): it gets a new reference and
-    starts clean. A DEFERRED one may have reached the insurer, so it keeps its reference and
-    `maybe_sent`: its next try asks the insurer under the old reference before anything is sent.
+    Every issuance that was ever sent asks the insurer first, under the reference it was sent
+    with, before anything else: a DEFERRED one keeps `maybe_sent` (its outcome is unknown); a
+    FAILED one, which the insurer refused for sure, is marked `reference_refused` too, so that
+    once the insurer has said it holds nothing under the old reference, the next send goes under
+    a new one (Deniz and Anka would answer the old one with the refusal again). Only a FAILED
+    issuance that was never sent (nothing can be at the insurer) gets a new reference at once.
     """
-    for pk in queryset.filter(state=WorkState.FAILED).values_list("pk", flat=True):
-        Issuance.objects.filter(pk=pk, state=WorkState.FAILED).update(
-            reference=new_reference("IH"), maybe_sent=False, last_sent_at=None
+    failed = queryset.filter(state=WorkState.FAILED)
+    failed.filter(maybe_sent=True).update(reference_refused=True)
+    for pk in failed.filter(maybe_sent=False).values_list("pk", flat=True):
+        Issuance.objects.filter(pk=pk, state=WorkState.FAILED, maybe_sent=False).update(
+            reference=new_reference("IH"), reference_refused=False, last_sent_at=None
         )
 
 

@@ -143,8 +143,10 @@ def test_permanent_refusal_fails_with_context_and_can_be_replayed(agents, sandbo
     assert issuance.payload["quote_no"] == issuance.insurer_quote.quote_no
     assert dead_letters_replay(ids=[issuance.pk], model=Issuance) == [issuance.pk]
     replayed = Issuance.objects.get(pk=issuance.pk)
-    assert replayed.reference != issuance.reference  # the insurer's answer to the old one is final
+    assert replayed.reference == issuance.reference and replayed.reference_refused  # asked under it first
     assert svc.issuance_process(issuance.pk) == "SUBMITTED"
+    # The insurer's answer to the old reference is final: the new send went under a new one.
+    assert Issuance.objects.get(pk=issuance.pk).reference != issuance.reference
 
 
 def test_deferred_issuance_is_replayed_with_its_reference(agents, sandbox, quick_issuance_policy):

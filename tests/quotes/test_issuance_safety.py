@@ -182,16 +182,18 @@ def test_unknown_outcome_is_shown_while_the_insurer_is_asked(agents, sandbox, ed
 
 def test_replay_command_gives_a_refused_issuance_a_new_reference(agents, sandbox, edge_policy):
     """`replay_dead_letters --model issuance` takes the same path as the admin: a definite "no"
-    gets a new reference (Deniz would answer the old one with its refusal again)."""
+    gets a new reference once Deniz, asked under the old one, holds nothing there (it would
+    answer the old one with its refusal again)."""
     row = quoted(agents, "deniz")
     sandbox["deniz"].state.add_faults([{"operation": "issue_policy", "fault": "reject"}])
     issuance = run_to_the_end(start(agents, row))
     assert issuance.state == WorkState.FAILED
     call_command("replay_dead_letters", "--model", "issuance", "--id", str(issuance.pk))
     replayed = Issuance.objects.get(pk=issuance.pk)
-    assert replayed.state == WorkState.QUEUED and replayed.reference != issuance.reference
-    assert not replayed.maybe_sent
-    assert run_to_the_end(replayed).state == WorkState.SUBMITTED
+    assert replayed.state == WorkState.QUEUED and replayed.reference == issuance.reference
+    assert replayed.maybe_sent and replayed.reference_refused  # asked under the old one first
+    done = run_to_the_end(replayed)
+    assert done.state == WorkState.SUBMITTED and done.reference != issuance.reference
     assert len(policies_for(sandbox, "deniz", row.quote_no)) == 1
 
 

@@ -17,7 +17,7 @@ from integrations.adapters.bogazici import BS_NS, SOAP_NS, soap_envelope
 from integrations.answers.results import Document, PolicyStatus
 from integrations.answers.taxonomy import ErrorClass, ErrorKind
 from integrations.calling.calls import insurer_operation_run
-from integrations.calling.engine import Outcome
+from integrations.calling.engine import IssuanceHistory, Outcome
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
 from sandbox.bogazici import Bogazici
@@ -156,7 +156,7 @@ def test_issue_status_and_lookup_carry_the_policy_period(run: Callable[..., Outc
     assert (issued.result.starts_on, issued.result.ends_on) == period
     status = run("policy_status", {"policy_no": issued.result.policy_no})
     assert (status.result.starts_on, status.result.ends_on) == period
-    found = _issue(run, quote_no, resume_issuance=True)
+    found = _issue(run, quote_no, history=IssuanceHistory(maybe_sent=True))
     assert found.result == issued.result
     assert bogazici.state.counts()["received"]["issue_lookup"] == 1
     assert issued.to_json()["result"]["starts_on"] == policy.starts_on.isoformat()
@@ -666,7 +666,7 @@ def test_resumed_issuance_finds_the_earlier_policy(run: Callable[..., Outcome], 
     """A resumed issuance asks TeklifPoliceSorgu first and returns the policy already issued."""
     quote_no = _quote_no(run)
     first = _issue(run, quote_no)
-    resumed = _issue(run, quote_no, resume_issuance=True)
+    resumed = _issue(run, quote_no, history=IssuanceHistory(maybe_sent=True))
     assert resumed.ok and resumed.result == first.result
     counts = bogazici.state.counts()
     assert counts["received"]["issue_policy"] == 1 and counts["received"]["issue_lookup"] == 1

@@ -18,6 +18,7 @@ from integrations.answers.taxonomy import ErrorClass, ErrorKind
 from integrations.attempts.recording import BufferedRecorder
 from integrations.calling.calls import insurer_operation_run, new_reference
 from integrations.calling.channel import CallContext, Channel
+from integrations.calling.engine import IssuanceHistory
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
 from sandbox import deniz as deniz_sandbox
@@ -380,7 +381,7 @@ def test_processing_past_the_deadline_is_ambiguous_and_resumed_by_lookup(run, de
     assert Attempt.objects.filter(operation="issue_policy", provider_code="STILL_PROCESSING", ambiguous=True).exists()
 
     short_issuance_policy(deadline=10.0)
-    resumed = run("issue_policy", issue_data(quote_no), reference=reference, resume_issuance=True)
+    resumed = run("issue_policy", issue_data(quote_no), reference=reference, history=IssuanceHistory(maybe_sent=True))
     assert resumed.ok, resumed.to_json()
     counts = deniz.state.counts()
     assert counts["received"]["issue_policy"] == 1

@@ -16,6 +16,7 @@ import pytest
 from integrations.adapters import cinar
 from integrations.answers.taxonomy import LOCAL_RATE_LIMIT, ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import Endpoint, insurer_operation_run, new_reference
+from integrations.calling.engine import IssuanceHistory
 from integrations.models import Attempt, RetryBudgetBucket, SendRateState
 from integrations.pacing.send_rate import SharedSendRate
 from integrations.pacing.shared_state import shared_state
@@ -204,8 +205,7 @@ def test_a_lookup_refused_locally_before_a_re_send_leaves_the_issuance_unknown(s
         operation="issue_policy",
         data={"quote_no": "AK-Q-UNKNOWN", "payment_token": samples.PAYMENT_TOKEN},
         reference=new_reference(),
-        resume_issuance=True,
-        last_sent_ago=1.0,
+        history=IssuanceHistory(maybe_sent=True, last_sent_ago=1.0),
     )
 
     assert outcome.outcome == "unknown"
