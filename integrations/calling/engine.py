@@ -176,10 +176,6 @@ RETRY_REFUSED = {"retry-budget": "budget"}
 # provider_code of the engine's own "not yet": a "not issued" lookup inside the settling time.
 NOT_SETTLED = "NOT_SETTLED"
 
-# After an issuance may have reached the insurer, only a re-send's refusal of these kinds proves
-# there is no policy (the insurer judged the request itself: `refuses_the_send`); any other "no"
-# to a re-send — authentication, "not found" — and every refusal of a look-up leave it unknown.
-FINAL_AFTER_AMBIGUITY = frozenset({ErrorKind.BUSINESS_REJECT, ErrorKind.EXPIRED, ErrorKind.VALIDATION})
 
 
 def is_wait_not_failure(error: InsurerError) -> bool:
@@ -516,9 +512,11 @@ class _Issuance:
                 counters.maybe_committed = True
                 if error.error_class is ErrorClass.PERMANENT:
                     raise _outcome_still_unknown(error) from error  # ask again, never "failed"
-            elif was_ambiguous and not refuses_the_send(error):
-                # A deduplicating insurer's "no" to the re-send that was our question, but not
-                # one about the request itself: whether the first send took effect is still open.
+            elif was_ambiguous and not error.settles_issuance:
+                # A deduplicating insurer's "no" to the re-send that was our question: it answers
+                # the question, not whether the first send took effect — that one may still be
+                # running there, and commit after this refusal (found by the fault-space search).
+                # Only the insurer's own verdict on the request (Deniz's REJECTED) settles it.
                 raise _outcome_still_unknown(error) from error
             else:
                 counters.maybe_committed = False
@@ -562,15 +560,6 @@ class _Issuance:
             return
         last = counters.last_error or InsurerError(ErrorKind.UNAVAILABLE, provider_code="RETRY_REFUSED")
         raise _RetryRefused(last)
-
-
-def refuses_the_send(error: InsurerError) -> bool:
-    """The insurer judged the issuance request itself and said no: nothing was issued by it.
-
-    Only an answer to a send (never to a look-up) can be this; and only a permanent refusal of a
-    kind about the request (its data, the risk, the quote's age), which the adapter has not
-    marked ambiguous (Anka's IDEMPOTENCY_MISMATCH says the key is known there, say)."""
-    return error.error_class is ErrorClass.PERMANENT and error.kind in FINAL_AFTER_AMBIGUITY and not error.ambiguous
 
 
 def _outcome_still_unknown(error: InsurerError) -> InsurerError:

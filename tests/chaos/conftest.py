@@ -228,9 +228,15 @@ def agents(world) -> dict:  # noqa: F811 - the imported fixture
 def scenario(request, world, agents, clusters) -> Callable[..., Scenario]:  # noqa: F811 - fixtures above
     """Set the world up and start two clusters; `scenario(cluster_env={"b": {...}})` skews one, say."""
 
-    def make(*, workers: int = 2, cluster_env: dict | None = None, issue_latency=ISSUE_LATENCY_MS) -> Scenario:
+    def make(
+        *,
+        workers: int = 2,
+        cluster_env: dict | None = None,
+        issue_latency=ISSUE_LATENCY_MS,
+        issue_policy: dict | None = None,
+    ) -> Scenario:
         sandbox = world
-        quick_policies(policy_status=QUICK_STATUS, issue_policy=QUICK_ISSUE, trafik_quote=QUICK_QUOTE)
+        quick_policies(policy_status=QUICK_STATUS, issue_policy=issue_policy or QUICK_ISSUE, trafik_quote=QUICK_QUOTE)
         for server in sandbox.values():
             server.state.configure(latency_ms={"issue_policy": issue_latency, "*": [0, 30]}, seed=7)
         _kick_pump()

@@ -144,6 +144,27 @@ def test_clock_skew_of_one_worker(scenario, probe):
     world.assert_healthy()
 
 
+def test_two_machines_20_s_apart_wait_out_bogazicis_settling_time(scenario):
+    """Machine "b"'s wall clock is 20 s behind "a"'s, and Boğaziçi commits every Policelestir 5 s
+    after receiving it, past our 2 s read timeout (its settling time scaled to 12 s). Whichever
+    machine sent a request and whichever asks next, the send's age is read on the database's
+    clock: nobody re-sends inside the settling time, so every quote has exactly one policy."""
+    from tests.scaleout.harness import QUICK_ISSUE
+
+    world = scenario(cluster_env={"b": skewed_clock_env(-20)}, issue_policy={**QUICK_ISSUE, "settling_seconds": 12.0})
+    world.sandbox["bogazici"].state.add_faults(
+        [{"operation": "issue_policy", "fault": "latency", "seconds": 5.0, "times": None}]
+    )
+    requests = world.ask_quotes(REQUESTS)
+    issuances = world.issue_as_quoted(requests)
+    world.note(f"started {len(issuances)} issuances with machine b 20 s behind: {world.counts()}")
+    world.recover()
+    world.assert_invariants(issuances_expected=REQUESTS)
+    counts = world.sandbox["bogazici"].state.counts()
+    assert counts["issued_total"] == len(counts["policies_by_quote"]) >= 1, counts
+    world.assert_healthy()
+
+
 def _reconnect() -> None:
     """The test process's own connection died with PostgreSQL; the workers reconnect by themselves."""
     from django.db import connection

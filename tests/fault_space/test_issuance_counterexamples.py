@@ -57,3 +57,20 @@ def test_deniz_a_dead_worker_then_a_look_up_refused_as_expired_while_the_agent_t
     state.the_platform_never_says_more_than_the_insurer()
     assert len(state.records) == 1  # the request was never freed for Anka
     state.teardown()
+
+
+def test_ege_a_refused_re_send_while_the_first_send_still_commits(machine):
+    """Found by the long run (seed 7) on the real engine: Ege deduplicates, so after a send that
+    timed out the re-send under the same reference is the question. Its refusal (E_INPUT) came
+    while the first send was still running at the insurer, which then committed: the platform
+    had said FAILED while the insurer held the policy. A refused question leaves it unknown."""
+    state = machine("ege")
+    state.quote_and_start(lag=0.0)
+    state.worker_b_takes_the_next_try(answers=[("slow", 0), ("answered", 0), ("answered", 0)], crash=None, record=0)
+    state.time_passes(seconds=0.1)
+    state.time_passes(seconds=0.1)
+    state.agent_issues_another_insurers_quote(other="anka")
+    state.worker_b_takes_the_next_try(answers=[("refused", 0), ("answered", 0), ("answered", 0)], crash=None, record=0)
+    state.at_most_one_policy_per_quote_and_per_request()
+    state.the_platform_never_says_more_than_the_insurer()
+    state.teardown()
