@@ -177,7 +177,6 @@ RETRY_REFUSED = {"retry-budget": "budget"}
 NOT_SETTLED = "NOT_SETTLED"
 
 
-
 def is_wait_not_failure(error: InsurerError) -> bool:
     """A throttle, a document the insurer has not produced yet, or an issuance waiting out the
     insurer's settling time: the insurer asked for a wait, so the try is not used up."""
