@@ -13,6 +13,13 @@ class Operation(StrEnum):
     ISSUE_POLICY = "issue_policy"
     POLICY_STATUS = "policy_status"
     POLICY_DOCUMENT = "policy_document"
+    CANCEL_POLICY = "cancel_policy"
+    POLICY_LIST = "policy_list"
+
+
+# Operations that move money: a stable reference stored before the first send, and after an
+# ambiguous failure the insurer is asked (or the same reference sent again) before anything else.
+MONEY_OPERATIONS = frozenset({Operation.ISSUE_POLICY, Operation.CANCEL_POLICY})
 
 
 class Product(StrEnum):
@@ -32,6 +39,8 @@ OPERATION_PRODUCT: dict[Operation, Product | None] = {
     Operation.ISSUE_POLICY: None,
     Operation.POLICY_STATUS: None,
     Operation.POLICY_DOCUMENT: None,
+    Operation.CANCEL_POLICY: None,
+    Operation.POLICY_LIST: None,
 }
 
 QUOTE_OPERATION: dict[Product, Operation] = {
@@ -55,3 +64,24 @@ PRODUCT_INPUT_FIELDS: dict[str, tuple[str, ...]] = {
     Product.KASKO: KASKO_FIELDS,
     Product.DASK: ("uavt_code", *DASK_RISK_FIELDS),
 }
+
+# Kasko options a quote may carry (CONTRACTS.md, "Kasko options"): each optional.
+KASKO_OPTION_FIELDS = ("deductible", "replacement_car_days", "liability_limit", "repair_shop")
+KASKO_DEDUCTIBLES = (0, 2500, 5000, 10000)
+KASKO_REPLACEMENT_CAR_DAYS = (0, 7, 15)
+KASKO_REPAIR_SHOPS = ("authorized", "contracted")
+# When cover starts (quotes and issuance): today up to this many days ahead; absent means tomorrow.
+STARTS_ON_MAX_DAYS_AHEAD = 30
+
+# Cancellation (iptal): the platform's fields and reasons.
+CANCEL_FIELDS = ("policy_no", "reason", "effective_on")
+CANCEL_REASONS = ("vehicle_sold", "customer_request", "duplicate", "other")
+CANCEL_REASON_LABELS_TR = {
+    "vehicle_sold": "Araç satışı",
+    "customer_request": "Sigortalı talebi",
+    "duplicate": "Mükerrer poliçe",
+    "other": "Diğer",
+}
+# The production list: a date range of at most this many days (both ends inclusive).
+POLICY_LIST_FIELDS = ("issued_from", "issued_to")
+POLICY_LIST_MAX_DAYS = 31

@@ -94,6 +94,16 @@ DEFAULT_POLICIES: dict[Operation, RetryPolicy] = {
     Operation.POLICY_DOCUMENT: RetryPolicy(
         max_attempts=4, base_delay=1.0, max_delay=10.0, deadline=60.0, attempt_timeout=20.0
     ),
+    # Money moves back: as patient as issuance. Every insurer answers a repeat of a cancellation
+    # reference with the first result, so a re-send after an ambiguous failure is the question.
+    Operation.CANCEL_POLICY: RetryPolicy(
+        max_attempts=5, base_delay=1.0, max_delay=8.0, deadline=60.0, attempt_timeout=15.0, rate_burst=INTERACTIVE_BURST
+    ),
+    # The nightly production list: a page at a time, nobody waiting; many pages, so a long
+    # deadline, and a failed page is retried alone.
+    Operation.POLICY_LIST: RetryPolicy(
+        max_attempts=6, base_delay=2.0, max_delay=30.0, deadline=600.0, attempt_timeout=30.0, retry_budget_ratio=0.1
+    ),
 }
 
 _cache: TtlCache[tuple[str, str], RetryPolicy] = TtlCache(POLICY_CACHE_SECONDS)

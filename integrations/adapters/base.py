@@ -15,7 +15,16 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from integrations.answers.results import MAX_PREMIUM, Address, Document, Policy, Quote
+from integrations.answers.results import (
+    MAX_PREMIUM,
+    Address,
+    Cancellation,
+    Document,
+    ListedPolicy,
+    Policy,
+    PolicyListing,
+    Quote,
+)
 from integrations.answers.taxonomy import ErrorKind, Refusal
 from integrations.calling.channel import Channel, Reply
 
@@ -175,12 +184,59 @@ class InsurerAdapter(ABC):
         No default, so that a new adapter has to say which it is.
         """
 
+    def cancel_policy(self, data: Mapping[str, Any], *, reference: str) -> Cancellation:
+        """Cancel policy `data["policy_no"]` for `data["reason"]` from `data["effective_on"]`,
+        carrying `reference` wherever the insurer accepts one. An "already cancelled" answer is
+        the same result as a success (CONTRACTS.md: a repeat carries the first result)."""
+        raise NotImplementedError(f"{self.code}: cancel_policy")
+
+    def policy_list(self, data: Mapping[str, Any]) -> PolicyListing:
+        """Every policy the account issued from `data["issued_from"]` to `data["issued_to"]`,
+        every page in order (`ListPages` keeps the pages read, so a retry reads the failed page
+        again, not the list)."""
+        raise NotImplementedError(f"{self.code}: policy_list")
+
     def run(
         self, operation: str, data: Mapping[str, Any], *, reference: str = ""
-    ) -> Quote | Address | Policy | Document:
+    ) -> Quote | Address | Policy | Document | Cancellation | PolicyListing:
         if operation == "issue_policy":
             return self.issue_policy(data, reference=reference)
+        if operation == "cancel_policy":
+            return self.cancel_policy(data, reference=reference)
         return getattr(self, operation)(data)
+
+
+class ListPages:
+    """The pages of one production list read so far, kept by the adapter across the engine's
+    attempts of one operation: a throttle or a failure on page n retries page n, not page 1.
+
+    `read(fetch)` calls `fetch(position)` for each page, where `position` is what the insurer
+    pages by (a 1-based number, or Deniz's cursor; `None` for the first page), and `fetch`
+    returns `(items, next_position)` with `next_position` None after the last page. A policy
+    seen on an earlier page is not listed twice (a list that shifts while it is read, as newly
+    issued policies push older ones down, repeats an item across pages).
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._items: list[ListedPolicy] = []
+        self._position: Any = None
+        self._done = False
+
+    def read(self, key: tuple[Any, ...], fetch: Any, *, first: Any = None) -> PolicyListing:
+        if key != self._key:
+            self._key, self._items, self._position, self._done = key, [], first, False
+        while not self._done:
+            items, following = fetch(self._position)
+            self._items.extend(items)  # only once the page was read whole
+            self._position, self._done = following, following is None
+        seen: set[str] = set()
+        unique = []
+        for item in self._items:
+            if item.policy_no not in seen:
+                seen.add(item.policy_no)
+                unique.append(item)
+        return PolicyListing(policies=tuple(unique))
 
 
 def pick(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:

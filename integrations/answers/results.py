@@ -133,3 +133,75 @@ class Document(_Result):
             "bytes": len(self.content),
             "sha256": self.sha256,
         }
+
+
+@dataclass(frozen=True)
+class Cancellation(_Result):
+    """A cancelled policy (CONTRACTS.md, "Cancellation"): the refund the insurer pays back and
+    the day the cancellation takes effect. An "already cancelled" answer gives the same result."""
+
+    policy_no: str
+    refund: Decimal
+    cancelled_on: date
+    status: PolicyStatus = PolicyStatus.CANCELLED
+
+    def __post_init__(self) -> None:
+        _check_text("policy_no", self.policy_no, MAX_NUMBER_LENGTH)
+        if not isinstance(self.refund, Decimal) or not self.refund.is_finite():
+            raise ValueError(f"refund is not a decimal: {self.refund!r}")
+        if not Decimal(0) <= self.refund < MAX_PREMIUM:
+            raise ValueError(f"refund out of range: {self.refund}")
+        if not isinstance(self.cancelled_on, date) or isinstance(self.cancelled_on, datetime):
+            raise ValueError(f"cancelled_on must be a date: {self.cancelled_on!r}")
+        if self.status is not PolicyStatus.CANCELLED:
+            raise ValueError(f"a cancellation's status is CANCELLED, not {self.status!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "policy_no": self.policy_no,
+            "status": self.status.value,
+            "refund": str(self.refund),
+            "cancelled_on": self.cancelled_on.isoformat(),
+        }
+
+
+PRODUCTS = ("trafik", "kasko", "dask")
+
+
+@dataclass(frozen=True)
+class ListedPolicy(_Result):
+    """One policy of an insurer's production list, as the insurer keeps it. `quote_no` is empty
+    for a policy issued without a quote of ours (the insurer's own portal)."""
+
+    policy_no: str
+    quote_no: str
+    product: str
+    status: PolicyStatus
+    starts_on: date | None
+    ends_on: date | None
+    premium: Decimal | None
+
+    def __post_init__(self) -> None:
+        _check_text("policy_no", self.policy_no, MAX_NUMBER_LENGTH)
+        if not isinstance(self.quote_no, str) or len(self.quote_no) > MAX_NUMBER_LENGTH:
+            raise ValueError(f"quote_no is not a usable text: {self.quote_no!r}"[:200])
+        if self.product not in PRODUCTS:
+            raise ValueError(f"unknown product: {self.product!r}"[:200])
+        if not isinstance(self.status, PolicyStatus):
+            raise ValueError(f"unknown policy status: {self.status!r}")
+        if self.premium is not None and not (
+            isinstance(self.premium, Decimal) and self.premium.is_finite() and 0 <= self.premium < MAX_PREMIUM
+        ):
+            raise ValueError(f"premium out of range: {self.premium!r}"[:200])
+
+
+@dataclass(frozen=True)
+class PolicyListing(_Result):
+    """Every page of a production list, in the insurer's order, none twice."""
+
+    policies: tuple[ListedPolicy, ...]
+
+    def __post_init__(self) -> None:
+        numbers = [policy.policy_no for policy in self.policies]
+        if len(set(numbers)) != len(numbers):
+            raise ValueError("the production list holds a policy twice")

@@ -25,7 +25,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from insurehub.dbpool import sleep_released
 from integrations.adapters.base import InsurerAdapter
-from integrations.answers.results import Address, Document, Policy, Quote
+from integrations.answers.results import Address, Cancellation, Document, Policy, PolicyListing, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, WaitHint
 from integrations.attempts.recording import AttemptRecorder
 from integrations.calling.channel import ExchangeStopped
@@ -129,7 +129,7 @@ class _SendRatePacer:
 class Outcome:
     """What one operation came to, after all its attempts."""
 
-    result: Quote | Address | Policy | Document | None
+    result: Quote | Address | Policy | Document | Cancellation | PolicyListing | None
     error: InsurerError | None
     attempts: int
     stop_reason: str = ""
@@ -313,15 +313,17 @@ def run_operation(
         ago = history.last_sent_ago if history.last_sent_ago is not None else 0.0
         counters.last_sent_at = time.monotonic() - ago
     counters.budget_spent = budget_spent
-    issuance = (
-        _Issuance(adapter, data, reference, policy, budget, counters, history) if op is Operation.ISSUE_POLICY else None
-    )
+    money: _Issuance | _Cancellation | None = None
+    if op is Operation.ISSUE_POLICY:
+        money = _Issuance(adapter, data, reference, policy, budget, counters, history)
+    elif op is Operation.CANCEL_POLICY:
+        money = _Cancellation(adapter, data, reference, counters, history)
 
-    def attempt_once(engine_attempt: int) -> Quote | Address | Policy | Document:
+    def attempt_once(engine_attempt: int) -> Quote | Address | Policy | Document | Cancellation | PolicyListing:
         attempt_no = attempt_offset + engine_attempt
         ctx.attempt_no = attempt_no
         try:
-            result = issuance.attempt() if issuance is not None else adapter.run(op.value, data)
+            result = money.attempt() if money is not None else adapter.run(op.value, data)
         except InsurerError as error:
             counters.budget_spent = False  # a failed retry keeps its unit spent
             # A call refused locally for want of a send slot never reached the insurer: it says
@@ -373,7 +375,7 @@ def run_operation(
             reason = "deadline"
         # A throttle retry is paced by the insurer itself, and a lookup is not a retry: only a
         # failure retry that sends again spends budget (an issuance pays when it re-sends).
-        if not reason and not is_wait_not_failure(error) and not (issuance and counters.maybe_committed):
+        if not reason and not is_wait_not_failure(error) and not (money and counters.maybe_committed):
             if budget.try_spend(ctx.insurer_code):
                 counters.budget_spent = True
             else:
@@ -435,7 +437,7 @@ def run_operation(
             # The deadline struck (or no send slot fitted before it) before anything was sent in
             # this try: report what the insurer last said.
             error, attempts = counters.previous_error, attempts - 1
-        unknown = issuance is not None and counters.maybe_committed
+        unknown = money is not None and counters.maybe_committed
         if unknown:
             # Whatever the last answer was, a policy may exist: never a permanent failure.
             error = _outcome_still_unknown(error)
@@ -559,6 +561,50 @@ class _Issuance:
             return
         last = counters.last_error or InsurerError(ErrorKind.UNAVAILABLE, provider_code="RETRY_REFUSED")
         raise _RetryRefused(last)
+
+
+class _Cancellation:
+    """Cancel at most once, and never lose track of a cancellation that may have gone through.
+
+    Every insurer answers a repeat of our cancellation reference with the first result (Anka's
+    replay, Çınar's duplicate, Deniz's 409 with the cancellation to poll, Boğaziçi's BS-330
+    with the success elements), so after an ambiguous failure the same reference is simply sent
+    again: that re-send is the question, never a retry for the budget, and never under a new
+    reference. A refusal of such a re-send answers the question only; the outcome stays
+    unknown unless the insurer judged the request itself (`settles_issuance`).
+    """
+
+    def __init__(
+        self,
+        adapter: InsurerAdapter,
+        data: Mapping[str, Any],
+        reference: str,
+        counters: _Counters,
+        history: IssuanceHistory,
+    ) -> None:
+        if not reference:
+            raise ValueError("a cancellation needs a stable reference stored before the first try")
+        self.adapter, self.data, self.reference, self.counters = adapter, data, reference, counters
+        self.on_send = history.on_send
+
+    def attempt(self) -> Cancellation:
+        counters = self.counters
+        was_ambiguous = counters.maybe_committed
+        if self.on_send is not None:
+            self.on_send()
+        counters.last_sent_at = time.monotonic()
+        try:
+            return self.adapter.cancel_policy(self.data, reference=self.reference)
+        except InsurerError as error:
+            if error.ambiguous:
+                counters.maybe_committed = True
+                if error.error_class is ErrorClass.PERMANENT:
+                    raise _outcome_still_unknown(error) from error
+            elif was_ambiguous and not error.settles_issuance:
+                raise _outcome_still_unknown(error) from error
+            else:
+                counters.maybe_committed = False
+            raise
 
 
 def _outcome_still_unknown(error: InsurerError) -> InsurerError:

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from integrations.adapters.registry import registered_codes
 from integrations.calling.calls import endpoint_resolve, insurer_operation_run, new_reference
-from integrations.operations import Operation
+from integrations.operations import MONEY_OPERATIONS, Operation
 
 
 def _json_object(text: str, option: str) -> dict[str, Any]:
@@ -50,8 +50,9 @@ class Command(BaseCommand):
         except LookupError as exc:
             raise CommandError(str(exc)) from exc
         reference = ""
-        if options["operation"] == Operation.ISSUE_POLICY:
-            reference = str(data.get("reference") or new_reference())
+        if options["operation"] in MONEY_OPERATIONS:
+            # A stable reference: the caller's (to ask again under it), else a new one.
+            reference = str(data.pop("reference", "") or new_reference())
         try:
             report = insurer_operation_run(
                 endpoint=endpoint, operation=options["operation"], data=data, reference=reference
