@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.db.models import QuerySet
-from django.http import HttpRequest
 
 from documents.models import PolicyDocument
-from documents.services import documents_replay
 from sync.admin import DeadLetterAdmin
-from sync.services import DEAD_STATES
 
 
 @admin.register(PolicyDocument)
@@ -59,19 +55,6 @@ class PolicyDocumentAdmin(DeadLetterAdmin):
         "finished_at",
     ]
     readonly_fields = fields
-
-    # sync's `dead_letters_replay` knows only its own kinds; documents replay through their service.
-    @admin.action(description="Seçilenleri yeniden dene", permissions=["replay"])
-    def replay_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        ids = list(queryset.values_list("pk", flat=True))
-        self._replay(request, ids, documents_replay(ids=ids))
-
-    @admin.action(description="Seçilenlerle aynı hata türündeki tüm kayıtları yeniden dene", permissions=["replay"])
-    def replay_same_kind(self, request: HttpRequest, queryset: QuerySet) -> None:
-        kinds = set(queryset.filter(state__in=DEAD_STATES).values_list("error_kind", flat=True))
-        dead = PolicyDocument.objects.filter(state__in=DEAD_STATES, error_kind__in=kinds)
-        ids = list(dead.values_list("pk", flat=True))
-        self._replay(request, ids, documents_replay(ids=ids) if ids else [])
 
     @admin.display(description="poliçe no", ordering="policy__policy_no")
     def policy_no(self, obj: PolicyDocument) -> str:

@@ -37,13 +37,13 @@ from integrations.calling.engine import Outcome
 from integrations.operations import Operation
 from integrations.retry_policies import RetryPolicy, policy_for
 from integrations.work.item import WorkState
+from integrations.work.registry import WorkRegistration, work_kind_register
 from integrations.work.services import (
     WorkKind,
     work_claim,
     work_mark_submitted,
     work_promote_due,
     work_reclaim_expired,
-    work_replay,
     work_requeue_orphans,
     work_try,
 )
@@ -147,12 +147,15 @@ def document_refetch(*, user: AbstractBaseUser, policy_id: int) -> PolicyDocumen
     return document
 
 
-def documents_replay(*, ids: list[int]) -> list[int]:
-    """Dead letters (FAILED, DEFERRED) back to the queue after a fix, oldest first (the admin)."""
-    replayed = work_replay(PolicyDocument.objects.filter(pk__in=ids))
-    for document_id in replayed:
+def document_work_register() -> None:
+    """Policy documents as a kind of durable work (called from `DocumentsConfig.ready`); their
+    dead letters replay through the one replay path (`sync.services.dead_letters_replay`)."""
+    work_kind_register(WorkRegistration(model=PolicyDocument, send=documents_send, pump=documents_pump))
+
+
+def documents_send(ids: list[int]) -> None:
+    for document_id in ids:
         _enqueue(document_id)
-    return replayed
 
 
 def _enqueue(document_id: int) -> None:

@@ -41,6 +41,7 @@ from integrations.retry_policies import RetryPolicy, policy_for
 from integrations.ttlcache import TtlCache
 from integrations.work.attempt_batch import AttemptBatch
 from integrations.work.item import WorkItem, WorkState
+from integrations.work.registry import WorkRegistration, work_kind_for, work_kind_register, work_kinds
 from integrations.work.services import (
     WorkKind,
     work_claim,
@@ -57,8 +58,7 @@ from integrations.work.services import (
 )
 from integrations.work.write_gate import gated_shared_state, write_gate
 from notifications.services import notify_policy_ended
-from quotes.models import Issuance, Policy
-from quotes.services.issuance import issuance_replay_prepare
+from quotes.models import Policy
 from quotes.services.policies import policy_period_store
 from sync.models import SyncItem, SyncRun
 
@@ -116,16 +116,6 @@ FLUSH_ITEMS = 200
 # reading it again.
 ACCOUNT_SECONDS = 5.0
 
-# The task that processes one record of each replayable model (a sync item's, for tasks queued
-# one per item before drains, and for callers that process one item).
-PROCESS_TASKS: dict[type[WorkItem], str] = {
-    SyncItem: "sync.tasks.sync_item_process",
-    Issuance: "quotes.tasks.issuance_process",
-}
-# What a kind of record needs before a replay (an issuance: a new reference only after a definite "no").
-REPLAY_PREPARE: dict[type[WorkItem], Callable[[QuerySet], None]] = {Issuance: issuance_replay_prepare}
-
-
 # --- starting a run --------------------------------------------------------------------------
 
 
@@ -171,11 +161,6 @@ def sync_run_enqueue(run: SyncRun, *, drains: int | None = None) -> int:
     if queued:
         _enqueue_drains(min(drains or DRAIN_TASKS, queued))
     return queued
-
-
-def _enqueue(model: type[WorkItem], item_id: int) -> None:
-    """Queue one record's task once the state change that made it due is committed."""
-    transaction.on_commit(partial(_send_task, PROCESS_TASKS[model], item_id), robust=True)
 
 
 def _enqueue_drains(count: int = 1, run_id: int | None = None) -> None:
@@ -450,8 +435,6 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
 
     Kept well inside django-q2's task timeout, or the cluster would kill the pump mid-pass.
     """
-    from documents.services import documents_pump
-    from quotes.services.issuance import issuance_pump
     from quotes.services.quote_requests import quote_requests_redispatch_lost
 
     seconds = min(seconds, max(settings.Q_CLUSTER["timeout"] - 10, 1))
@@ -462,7 +445,8 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
     moved = 0
     while not stopping.is_set():
         try:
-            moved += len(sync_pump()) + len(issuance_pump()) + len(documents_pump())
+            for registration in work_kinds():
+                moved += len(registration.pump())
             moved += len(quote_requests_redispatch_lost())
         except Exception:
             # A busy database (SQLite's lock) or a broker that is down (Redis restarting) must not
@@ -796,14 +780,18 @@ def dead_letters_replay(
     model: type[WorkItem] = SyncItem,
     everything: bool = False,
 ) -> list[int]:
-    """Send FAILED and DEFERRED records back to the queue, oldest first, after a fix.
+    """Send FAILED and DEFERRED records back to the queue, oldest first, after a fix: the one
+    replay path of every registered kind of work (`integrations.work.registry`), behind the
+    admin's action and `replay_dead_letters` alike.
 
     Choose them by `ids`, by error `kind`, or both; `everything=True` replays every dead letter
     of the model (asked for explicitly: a stray call must not resend every failed issuance).
     Returns the ids replayed, in order; records that are not dead letters are left alone.
     """
-    if model not in PROCESS_TASKS:
-        raise ValueError(f"{model.__name__} records can not be replayed")
+    try:
+        registration = work_kind_for(model)
+    except LookupError:
+        raise ValueError(f"{model.__name__} records can not be replayed") from None
     if ids is None and kind is None and not everything:
         raise ValueError("choose the dead letters to replay: ids, a kind, or everything=True")
     dead = model.objects.filter(state__in=DEAD_STATES)
@@ -811,20 +799,29 @@ def dead_letters_replay(
         dead = dead.filter(pk__in=list(ids))
     if kind is not None:
         dead = dead.filter(error_kind=ErrorKind(kind).value)
-    prepare = REPLAY_PREPARE.get(model)
-    if prepare is not None:
-        prepare(dead)
+    if registration.replay_prepare is not None:
+        registration.replay_prepare(dead)
     replayed = work_replay(dead)
-    if model is SyncItem and replayed:
-        # Their runs are open again; the pump closes them, with fresh counts, when they end.
-        SyncRun.objects.filter(pk__in=SyncItem.objects.filter(pk__in=replayed).values("run_id")).update(
-            finished_at=None
-        )
-    if model is SyncItem:
-        if replayed:
-            _enqueue_drains(min(DRAIN_TASKS, len(replayed)))
-    else:
-        for item_id in replayed:
-            _enqueue(model, item_id)
+    if replayed:
+        if registration.replayed is not None:
+            registration.replayed(replayed)
+        registration.send(replayed)
     logger.info("replayed %s %s dead letters", len(replayed), model.__name__)
     return replayed
+
+
+def _sync_items_reopened(ids: list[int]) -> None:
+    """Replayed items' runs are open again; the pump closes them, with fresh counts, when they end."""
+    SyncRun.objects.filter(pk__in=SyncItem.objects.filter(pk__in=ids).values("run_id")).update(finished_at=None)
+
+
+def sync_work_register() -> None:
+    """Sync items as a kind of durable work (called from `SyncConfig.ready`): drains take them."""
+    work_kind_register(
+        WorkRegistration(
+            model=SyncItem,
+            send=lambda ids: _enqueue_drains(min(DRAIN_TASKS, len(ids))),
+            pump=sync_pump,
+            replayed=_sync_items_reopened,
+        )
+    )

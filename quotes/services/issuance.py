@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -38,6 +39,7 @@ from integrations.calling.engine import IssuanceHistory, Outcome
 from integrations.credentials import decrypt_secret, encrypt_secret
 from integrations.retry_policies import policy_for
 from integrations.work.item import WorkState
+from integrations.work.registry import WorkRegistration, work_kind_register
 from integrations.work.services import (
     WorkKind,
     work_claim,
@@ -369,6 +371,20 @@ def issuance_payment_tokens_purge(*, now: Any = None) -> int:
 
 
 _last_purge = 0.0
+
+
+def issuances_send(ids: list[int]) -> None:
+    for issuance_id in ids:
+        transaction.on_commit(partial(_enqueue, issuance_id), robust=True)
+
+
+def issuance_work_register() -> None:
+    """Issuances as a kind of durable work (called from `QuotesConfig.ready`)."""
+    work_kind_register(
+        WorkRegistration(
+            model=Issuance, send=issuances_send, pump=issuance_pump, replay_prepare=issuance_replay_prepare
+        )
+    )
 
 
 def issuance_pump() -> list[int]:

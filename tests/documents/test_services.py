@@ -15,6 +15,7 @@ from documents import services
 from documents.models import PolicyDocument
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from quotes.models import Policy
+from sync.services import dead_letters_replay
 from tests.conftest import wait_until
 from tests.documents.conftest import INSURERS
 
@@ -138,7 +139,7 @@ def test_unknown_policy_fails_and_a_replay_sends_it_again(issue, sandbox):
     policy.refresh_from_db()
     document = fetched(policy)
     assert document.state == "FAILED" and document.error_kind == "not_found" and not document.file
-    assert services.documents_replay(ids=[document.pk]) == [document.pk]
+    assert dead_letters_replay(model=PolicyDocument, ids=[document.pk]) == [document.pk]
     assert PolicyDocument.objects.get(pk=document.pk).state == "QUEUED"
 
 

@@ -24,6 +24,10 @@ def sent_tasks(request, monkeypatch) -> list[tuple[str, int]]:
     sent: list[tuple[str, int]] = []
     if "qcluster" not in request.fixturenames:
         monkeypatch.setattr("sync.services._send_task", lambda func, item_id: sent.append((func, item_id)))
+        monkeypatch.setattr(
+            "quotes.services.issuance._enqueue",
+            lambda issuance_id: sent.append(("quotes.tasks.issuance_process", issuance_id)),
+        )
     return sent
 
 
