@@ -28,4 +28,5 @@ urlpatterns = [
     path("", include("documents.urls")),
     path("", include("notifications.urls")),
     path("", include("quotes.urls")),
+    path("", include("policies.urls")),
 ]

@@ -19,6 +19,9 @@ class Notification(models.Model):
         ISSUANCE_WAITING = "issuance_waiting", "Poliçeleştirme sizi bekliyor"
         DOCUMENT_READY = "document_ready", "Poliçe belgesi hazır"
         POLICY_ENDED = "policy_ended", "Poliçe iptal edildi / süresi doldu"
+        CANCELLATION_DONE = "cancellation_done", "Poliçe iptali tamamlandı"
+        CANCELLATION_REFUSED = "cancellation_refused", "Poliçe iptali reddedildi"
+        CANCELLATION_WAITING = "cancellation_waiting", "Poliçe iptali sizi bekliyor"
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications", verbose_name="alıcı"

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, ...]] = [
     ("insurehub", "agencies"),
     ("integrations",),
-    ("quotes", "sync", "customers", "documents", "notifications"),
+    ("quotes", "sync", "customers", "documents", "notifications", "policies"),
     ("console",),
 ]
 LAYER_OF = {package: level for level, packages in enumerate(LAYERS) for package in packages}

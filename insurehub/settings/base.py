@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "customers",
     "documents",
     "notifications",
+    "policies",
     # The operator console reads every app above: it comes last (issue 11: the top layer).
     "console",
 ]

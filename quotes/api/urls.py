@@ -28,6 +28,7 @@ urlpatterns = [
     path("renewals/<str:policy_id>/quote/", views.RenewalQuoteApi.as_view(), name="renewal-quote"),
     path("", include("customers.api.urls")),
     path("", include("documents.api.urls")),
+    path("", include("policies.api.urls")),
     path("auth/token/", views.TokenObtainApi.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI, for trying calls by hand; its assets come from a CDN (no sidecar package).

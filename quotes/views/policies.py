@@ -103,6 +103,8 @@ def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "source_request": source,
         # Quoting again calls the agency's own insurer accounts: a cross-agency reader gets no button.
         "may_renew": source is not None and profile is not None and profile.agency_id == policy.agency_id,
+        # Cancelling calls the agency's own insurer account too.
+        "may_cancel": policy.status == "ACTIVE" and profile is not None and profile.agency_id == policy.agency_id,
     }
     return render(request, "quotes/policy_detail.html", context)
 

@@ -1,0 +1,75 @@
+"""Cancelling a policy on the desk: the form with the refund the contract's rule gives, then the
+status as the insurer answers (with its own refund)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from insurehub.desk_errors import desk_errors
+from integrations.work.item import WorkState
+from policies import selectors
+from policies.forms import CancellationForm
+from policies.models import Cancellation
+from policies.services.cancellations import cancellation_input_check, cancellation_refund_estimate, cancellation_start
+from quotes import selectors as quote_selectors
+from quotes.views.common import fragment_login_required
+
+FINAL_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@desk_errors
+def policy_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    """The form: "Hesapla" shows the refund for the reason and date chosen; "İptal et" sends it.
+    A second POST (double click, other tab) lands on the same cancellation."""
+    policy = quote_selectors.policy_get(user=request.user, pk=pk)
+    live = Cancellation.objects.filter(policy=policy).exclude(state=WorkState.FAILED).first()
+    if live is not None:
+        return redirect("cancellation_detail", pk=live.pk)
+    estimate = None
+    form = CancellationForm(request.POST or None, initial={"effective_on": quote_selectors.today().isoformat()})
+    outcome = desk_errors(form)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        if request.POST.get("action") == "estimate":
+            with outcome:
+                reason, when = cancellation_input_check(
+                    policy=policy, reason=data["reason"], effective_on=data["effective_on"]
+                )
+                estimate = cancellation_refund_estimate(policy=policy, reason=reason, effective_on=when)
+        else:
+            with outcome:
+                cancellation = cancellation_start(
+                    user=request.user, policy_id=policy.pk, reason=data["reason"], effective_on=data["effective_on"]
+                )
+            if outcome.ok:
+                return redirect("cancellation_detail", pk=cancellation.pk)
+    context = {"policy": policy, "form": form, "estimate": estimate, "refusal": outcome.message}
+    return render(request, "policies/cancel_form.html", context, status=outcome.status)
+
+
+def _context(cancellation: Cancellation) -> dict[str, Any]:
+    return {"cancellation": cancellation, "is_final": cancellation.state in FINAL_STATES}
+
+
+@login_required
+@require_GET
+@desk_errors
+def cancellation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    cancellation = selectors.cancellation_get(user=request.user, pk=pk)
+    return render(request, "policies/cancellation_detail.html", _context(cancellation))
+
+
+@fragment_login_required
+@require_GET
+@desk_errors
+def cancellation_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The state alone, polled until the insurer's refund (or a reason) is in."""
+    cancellation = selectors.cancellation_get(user=request.user, pk=pk)
+    return render(request, "policies/_cancellation_status.html", _context(cancellation))
