@@ -21,7 +21,7 @@ from customers.services import customer_identity_conflict
 from customers.validators import validate_customer
 from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from quotes.validation import PRODUCT_FIELDS, validate_fields
+from quotes.validation import PRODUCT_FIELDS, default_starts_on, validate_fields
 
 USAGE_CHOICES = [("private", "Hususi"), ("commercial", "Ticari"), ("taxi", "Taksi")]
 CONSTRUCTION_TYPE_CHOICES = [
@@ -61,6 +61,13 @@ FIELD_FACTORIES: dict[str, Callable[[], forms.Field]] = {
     "floor_count": lambda: _text("Kat sayısı", placeholder="5", numeric=True, max_length=8),
     "gross_m2": lambda: _text("Brüt alan (m²)", placeholder="120", numeric=True, max_length=8),
     "damage_status": lambda: _choice("Hasar durumu", DAMAGE_STATUS_CHOICES),
+    "starts_on": lambda: forms.CharField(
+        label="Poliçe başlangıç tarihi",
+        required=False,
+        max_length=10,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Boş bırakılırsa yarın başlar; en çok 30 gün sonrası seçilebilir.",
+    ),
 }
 
 
@@ -96,8 +103,9 @@ class QuoteRequestForm(forms.Form):
             ],
             error_messages={"invalid_choice": "Geçersiz müşteri seçimi."},
         )
-        for name in PRODUCT_FIELDS[self.product]:
+        for name in (*PRODUCT_FIELDS[self.product], "starts_on"):
             self.fields[name] = FIELD_FACTORIES[name]()
+        self.fields["starts_on"].initial = default_starts_on()
         inline = customer_fields()
         for name in NEW_CUSTOMER_FIELDS:
             self.fields[NEW_CUSTOMER_PREFIX + name] = inline[name]
@@ -107,7 +115,7 @@ class QuoteRequestForm(forms.Form):
         return self.cleaned_data.get("customer") == NEW_CUSTOMER
 
     def product_fields(self) -> list[forms.BoundField]:
-        return [self[name] for name in PRODUCT_FIELDS[self.product]]
+        return [self[name] for name in (*PRODUCT_FIELDS[self.product], "starts_on")]
 
     def new_customer_fields(self) -> list[forms.BoundField]:
         return [self[NEW_CUSTOMER_PREFIX + name] for name in NEW_CUSTOMER_FIELDS]
@@ -186,6 +194,28 @@ class IssuanceConfirmForm(forms.Form):
         error_messages={"required": "Ödeme bilgisi eksik."},
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    installments = forms.TypedChoiceField(
+        label="Taksit sayısı",
+        required=False,
+        coerce=int,
+        empty_value=1,
+        error_messages={"invalid_choice": "Bu teklif bu taksit sayısını sunmuyor."},
+    )
+    overlap = forms.ChoiceField(
+        label="Çakışan trafik poliçesi",
+        required=False,
+        choices=[
+            ("", "Seçiniz"),
+            ("cancel_old", "Eski poliçe araç satışı nedeniyle, yeni poliçenin başlangıcından itibaren iptal edilsin"),
+        ],
+        widget=forms.RadioSelect,
+    )
+
+    def __init__(self, *args: Any, plans: list[dict] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["payment_token"].initial = settings.DEMO_PAYMENT_TOKEN or None
+        choices = [(1, "Peşin")]
+        for plan in plans or []:
+            if isinstance(plan.get("count"), int) and plan["count"] > 1:
+                choices.append((plan["count"], f"{plan['count']} taksit (toplam {plan.get('total')} TL)"))
+        self.fields["installments"].choices = choices

@@ -36,6 +36,8 @@ class QuoteRequest(models.Model):
     input_data = models.JSONField("girilen bilgiler")
     plate = models.CharField("plaka", max_length=16, blank=True, db_index=True)
     owner_id = models.CharField("sigortalı TCKN / VKN", max_length=11, db_index=True)
+    # When the quoted cover starts (Türkiye's calendar); null on requests from before start dates.
+    starts_on = models.DateField("poliçe başlangıcı", null=True, blank=True)
     created_at = models.DateTimeField("oluşturulma", auto_now_add=True, db_index=True)
     # After this instant an insurer that has not answered is shown as "Yanıt alınamadı".
     deadline_at = models.DateTimeField(
@@ -192,6 +194,8 @@ class Policy(models.Model):
     plate = models.CharField("plaka", max_length=16, blank=True)
     owner_id = models.CharField("sigortalı TCKN / VKN", max_length=11, blank=True)
     premium = models.DecimalField("prim", max_digits=12, decimal_places=2, null=True, blank=True)
+    # How many parts the premium is paid in (1: peşin), as chosen at issuance.
+    installments = models.PositiveSmallIntegerField("taksit sayısı", default=1)
     customer = models.ForeignKey(
         "customers.Customer",
         on_delete=models.PROTECT,

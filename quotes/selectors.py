@@ -228,26 +228,43 @@ def renewal_list(*, user: AbstractBaseUser, days: int) -> QuerySet[Policy]:
     )
 
 
-def trafik_policy_in_force_for(*, quote_request: QuoteRequest) -> Policy | None:
-    """Another trafik policy of the request's agency in force today on the request's plate.
-
-    In force: ACTIVE, and today within its period; a side of the period no insurer has told us
-    is taken as open (an imported policy without dates still warns). The policy issued from
+def policy_overlapping_for(*, quote_request: QuoteRequest) -> Policy | None:
+    """Another policy of the request's agency in force on the same risk during the period the
+    request would cover ([its start, a year later)), whatever day that starts: a policy that
+    starts tomorrow overlaps as much as one in force today (a renewal starts the day the old one
+    ends, which is no overlap). The risk is the plate for motor products and the UAVT code for
+    DASK; a side of a period no insurer has told us is taken as open. Policies the nightly sync
+    or the production list brought in are policies like any other here. The policy issued from
     this very request is not "another".
     """
-    if quote_request.product != "trafik" or not quote_request.plate:
+    starts = quote_request.starts_on or today()
+    ends = one_year_after(starts)
+    policies = Policy.objects.filter(
+        agency_id=quote_request.agency_id, product=quote_request.product, status=Policy.Status.ACTIVE
+    )
+    if quote_request.product == "dask":
+        uavt = (quote_request.input_data or {}).get("uavt_code")
+        if not uavt:
+            return None
+        policies = policies.filter(issuance__quote_request__input_data__uavt_code=uavt)
+    elif quote_request.plate:
+        policies = policies.filter(plate=quote_request.plate)
+    else:
         return None
-    on = today()
     return (
-        Policy.objects.filter(
-            agency_id=quote_request.agency_id,
-            product="trafik",
-            plate=quote_request.plate,
-            status=Policy.Status.ACTIVE,
+        policies.filter(
+            Q(starts_on__isnull=True) | Q(starts_on__lt=ends), Q(ends_on__isnull=True) | Q(ends_on__gt=starts)
         )
-        .filter(Q(starts_on__isnull=True) | Q(starts_on__lte=on), Q(ends_on__isnull=True) | Q(ends_on__gte=on))
         .exclude(issuance__quote_request=quote_request)
         .select_related("insurer")
         .order_by("-ends_on", "-pk")
         .first()
     )
+
+
+def one_year_after(day: date) -> date:
+    """A policy's end: the same day a year later (28 February for 29 February)."""
+    try:
+        return day.replace(year=day.year + 1)
+    except ValueError:
+        return day.replace(year=day.year + 1, day=28)

@@ -23,6 +23,11 @@ urlpatterns = [
     path("policeler/<int:pk>/", policies.policy_detail, name="policy_detail"),
     path("yenilemeler/", renewals.renewal_list, name="renewal_list"),
     path("yenilemeler/<int:pk>/teklif/", renewals.renewal_quote, name="renewal_quote"),
+    path(
+        "talepler/<uuid:public_id>/sonra-baslat/<int:policy_pk>/",
+        renewals.quote_request_after_policy_view,
+        name="quote_request_after_policy",
+    ),
     # The agency admin's page lives on the desk, beside the pages its agents use.
     path("acente/", include("agencies.urls")),
 ]

@@ -21,7 +21,7 @@ from datetime import date, datetime, timedelta, timezone
 from stdnum.exceptions import ValidationError as StdnumValidationError
 from stdnum.tr import tckimlik, vkn
 
-from integrations.operations import PRODUCT_INPUT_FIELDS
+from integrations.operations import PRODUCT_INPUT_FIELDS, STARTS_ON_MAX_DAYS_AHEAD
 
 __all__ = [
     "PRODUCT_FIELDS",
@@ -288,6 +288,39 @@ def validate_damage_status(value: object) -> str:
     return _choice("damage_status", value, DAMAGE_STATUSES, _DAMAGE_STATUS_MESSAGE)
 
 
+STARTS_ON_MESSAGE = (
+    f"Poliçe başlangıç tarihi bugünden en çok {STARTS_ON_MAX_DAYS_AHEAD} gün sonrası olabilir (GG.AA.YYYY)."
+)
+
+
+def parse_day(value: object) -> date | None:
+    """A calendar day as agents and the API write it: a date, `YYYY-MM-DD` or `GG.AA.YYYY`."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    text = str(value or "").strip()
+    for fmt in ("%Y-%m-%d", "%d.%m.%Y"):
+        try:
+            return datetime.strptime(text, fmt).date()
+        except ValueError:
+            continue
+    return None
+
+
+def validate_starts_on(value: object, *, today: date | None = None) -> str:
+    """When cover starts (CONTRACTS.md, "Policy start"): today up to 30 days ahead in Türkiye's
+    calendar; kept as an ISO date in the request's input, which the adapters send as it is."""
+    today = today or _today_in_turkey()
+    day = parse_day(value)
+    if day is None or not today <= day <= today + timedelta(days=STARTS_ON_MAX_DAYS_AHEAD):
+        raise FieldError("starts_on", STARTS_ON_MESSAGE)
+    return day.isoformat()
+
+
+def default_starts_on(*, today: date | None = None) -> str:
+    """Absent means tomorrow, as every insurer reads it."""
+    return ((today or _today_in_turkey()) + timedelta(days=1)).isoformat()
+
+
 # --- whole requests ----------------------------------------------------------------------------
 
 PRODUCT_FIELDS: dict[str, tuple[str, ...]] = {str(product): fields for product, fields in PRODUCT_INPUT_FIELDS.items()}
@@ -335,4 +368,12 @@ def validate_fields(product: str, data: Mapping, *, today: date | None = None) -
             clean[field] = validators[field](value)
         except FieldError as error:
             errors[field] = error.message
+    # Every product's cover starts on a day: the agent's, else tomorrow.
+    if _is_blank(data.get("starts_on")):
+        clean["starts_on"] = default_starts_on(today=today)
+    else:
+        try:
+            clean["starts_on"] = validate_starts_on(data.get("starts_on"), today=today)
+        except FieldError as error:
+            errors["starts_on"] = error.message
     return clean, errors

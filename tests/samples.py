@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 TRAFIK: dict[str, Any] = {
@@ -25,3 +26,12 @@ DASK_RISK: dict[str, Any] = {
 }
 
 PAYMENT_TOKEN = "tok_visa_4242"
+
+
+_plates = itertools.count(1)
+
+
+def trafik_on_a_new_plate() -> dict:
+    """The trafik sample on a plate no other test policy has: two trafik policies for one plate
+    and period are refused at issuance (a test that issues several must vary the vehicle)."""
+    return {**TRAFIK, "plate": f"34TS{next(_plates) % 10000:04d}"}

@@ -270,6 +270,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Durable records (issuances, cancellations) share one state machine: one enum in the schema.
+    "ENUM_NAME_OVERRIDES": {"WorkStateEnum": "integrations.work.item.WorkState.choices"},
 }
 
 # --- Background work (django-q2) ------------------------------------------------------

@@ -234,6 +234,17 @@ class QuoteRequestDetailApi(APIView):
 class InsurerQuoteIssueApi(APIView):
     class InputSerializer(serializers.Serializer):
         payment_token = serializers.CharField(max_length=200, help_text="The payment provider's card token.")
+        installments = serializers.IntegerField(
+            required=False, min_value=1, help_text="One of the counts the quote offered (`installments`); absent: 1."
+        )
+        overlap = serializers.ChoiceField(
+            choices=["cancel_old"],
+            required=False,
+            help_text=(
+                "A trafik policy in force overlaps the new one's period: `cancel_old` cancels it (vehicle sold) "
+                "from the new policy's start once the new one is issued. Without it such an issuance is 409."
+            ),
+        )
 
         class Meta:
             ref_name = "IssueInput"

@@ -31,7 +31,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from documents.services import document_request
-from insurehub.errors import Conflict
+from insurehub.errors import Conflict, Invalid
 from integrations.answers import results
 from integrations.answers.taxonomy import ErrorKind, InsurerError
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run, new_reference
@@ -52,9 +52,11 @@ from integrations.work.services import (
     work_try,
 )
 from notifications.services import notify_issuance_outcome
+from quotes import selectors
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services.policies import policy_period_store
 from quotes.services.quote_requests import agency_of
+from quotes.signals import policy_issued
 
 logger = logging.getLogger(__name__)
 
@@ -80,11 +82,45 @@ class IssuanceRefused(Conflict):
     """The platform will not issue this quote; the message is for the agent, in Turkish."""
 
 
-def issuance_start(*, user: AbstractBaseUser, insurer_quote_id: int, payment_token: str) -> Issuance:
+# The agent's choice when a trafik policy in force overlaps the new one's period.
+CANCEL_OLD = "cancel_old"
+OVERLAP_MESSAGE = (
+    "Bu plakada {insurer} trafik poliçesi {policy_no} ({period}) yürürlükte ve yeni poliçenin dönemiyle "
+    "çakışıyor: aynı araç için iki trafik poliçesi düzenlenemez. Eski poliçenin araç satışı nedeniyle yeni "
+    "poliçenin başlangıcından itibaren iptal edilmesini seçin ya da eski poliçe bitince başlayan yeni teklif alın."
+)
+
+
+class IssuanceOverlaps(IssuanceRefused):
+    """A trafik policy in force overlaps the new one and the agent has not said what to do."""
+
+    def __init__(self, policy: Policy) -> None:
+        period = (
+            f"{policy.starts_on:%d.%m.%Y} – {policy.ends_on:%d.%m.%Y}" if policy.starts_on and policy.ends_on else "?"
+        )
+        super().__init__(
+            OVERLAP_MESSAGE.format(insurer=policy.insurer.name, policy_no=policy.policy_no, period=period),
+            field_errors={"overlap": "Çakışan poliçe için bir seçim yapın."},
+        )
+        self.policy = policy
+
+
+def issuance_start(
+    *,
+    user: AbstractBaseUser,
+    insurer_quote_id: int,
+    payment_token: str,
+    installments: int | None = None,
+    overlap: str = "",
+) -> Issuance:
     """The agent confirmed: store the issuance (or find the one already started) and queue it.
 
     Only the quote's own agency issues it (no permission crosses agencies here), and only while
     that agency is active: a deactivated agency's insurer accounts are not to be used.
+    `installments` is one of the counts the quote offered (none: peşin). A trafik policy in force
+    whose period overlaps the new one's is refused (`IssuanceOverlaps`) unless the agent chose
+    `overlap="cancel_old"`: the old one is then cancelled (reason vehicle_sold, from the new
+    one's start) once the new one is issued.
     """
     agency = agency_of(user)
     if not agency.is_active:
@@ -103,6 +139,23 @@ def issuance_start(*, user: AbstractBaseUser, insurer_quote_id: int, payment_tok
         raise IssuanceRefused("Teklifin süresi dolmuş. Lütfen yeni teklif alın.")
     if not payment_token or not str(payment_token).strip():
         raise IssuanceRefused("Ödeme bilgisi eksik.")
+    offered = offered_installments(quote)
+    if installments not in (None, 1) and installments not in offered:
+        counts = ", ".join(str(n) for n in offered) or "yalnız peşin"
+        raise Invalid({"installments": f"Bu teklif bu taksit sayısını sunmuyor (sunulanlar: {counts})."})
+    payload: dict[str, Any] = {
+        "quote_no": quote.quote_no,
+        ENCRYPTED_TOKEN_KEY: encrypt_secret(str(payment_token).strip()),
+    }
+    if installments and installments > 1:
+        payload["installments"] = installments
+    overlapping = selectors.policy_overlapping_for(quote_request=quote.request)
+    if overlapping is not None and quote.request.product == "trafik":
+        if overlap != CANCEL_OLD:
+            raise IssuanceOverlaps(overlapping)
+        payload["replaces_policy_id"] = overlapping.pk
+    if quote.request.starts_on:
+        payload["starts_on"] = quote.request.starts_on.isoformat()
     try:
         with transaction.atomic():
             issuance = Issuance.objects.create(
@@ -111,10 +164,7 @@ def issuance_start(*, user: AbstractBaseUser, insurer_quote_id: int, payment_tok
                 agency=quote.request.agency,
                 requested_by=user,
                 reference=new_reference("IH"),
-                payload={
-                    "quote_no": quote.quote_no,
-                    ENCRYPTED_TOKEN_KEY: encrypt_secret(str(payment_token).strip()),
-                },
+                payload=payload,
             )
             transaction.on_commit(lambda: _enqueue(issuance.pk), robust=True)
     except IntegrityError:
@@ -326,10 +376,21 @@ def _store_policy(issuance: Issuance, account: Any, result: results.Policy) -> N
             "owner_id": request.owner_id,
             "customer_id": request.customer_id,
             "premium": issuance.insurer_quote.premium,
+            "installments": int(issuance.payload.get("installments") or 1),
         },
     )
     policy_period_store(policy, result)
     document_request(policy=policy)  # idempotent; its fetch is sent after the commit
+    # Whoever cares (a cancellation of the policy it replaces) hears it inside this transaction.
+    policy_issued.send_robust(sender=Issuance, issuance=issuance, policy=policy)
+
+
+def offered_installments(quote: InsurerQuote) -> list[int]:
+    """The counts the quote offered beyond peşin (its answer's `installments`)."""
+    plans = (quote.details or {}).get("installments") or []
+    return sorted(
+        {plan["count"] for plan in plans if isinstance(plan, dict) and isinstance(plan.get("count"), int)} - {1}
+    )
 
 
 def issuance_replay_prepare(queryset: QuerySet[Issuance]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -112,6 +112,7 @@ def quote_request_create(
             input_data=clean,
             plate=clean.get("plate", ""),
             owner_id=clean["owner_id"],
+            starts_on=date.fromisoformat(clean["starts_on"]),
             deadline_at=now + _request_deadline(product, [a.insurer.code for a in accounts]),
         )
         InsurerQuote.objects.bulk_create(

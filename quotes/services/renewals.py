@@ -6,12 +6,16 @@ every insurer again in one click, from the input of the request the policy was i
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from insurehub.errors import Conflict
+from integrations.operations import STARTS_ON_MAX_DAYS_AHEAD
 from quotes import selectors
-from quotes.models import QuoteRequest
+from quotes.models import Policy, QuoteRequest
+from quotes.selectors import today
 from quotes.services.quote_requests import InputInvalid, quote_request_create
 
 NO_SOURCE_MESSAGE = (
@@ -19,6 +23,23 @@ NO_SOURCE_MESSAGE = (
     "kayıtlı değil. Lütfen yeni teklif formunu kullanın."
 )
 RULES_CHANGED_MESSAGE = "Eski teklifin bilgileri bugünkü kurallara uymuyor; lütfen yeni teklif formunu kullanın."
+
+
+TOO_EARLY_MESSAGE = (
+    "Yenileme teklifi poliçe bitişinden en çok {days} gün önce alınabilir; bu poliçe {ends:%d.%m.%Y} tarihinde bitiyor."
+)
+
+
+def renewal_starts_on(policy: Policy) -> str:
+    """The renewal starts the day the old policy ends (its period's end is the new one's start,
+    with no day of overlap and none uncovered); an ended one, tomorrow. Insurers quote at most
+    30 days ahead, so a renewal asked earlier than that is refused with the day it may be asked."""
+    tomorrow = today() + timedelta(days=1)
+    if policy.ends_on is None or policy.ends_on < tomorrow:
+        return tomorrow.isoformat()
+    if policy.ends_on > today() + timedelta(days=STARTS_ON_MAX_DAYS_AHEAD):
+        raise RenewalNotPossible(TOO_EARLY_MESSAGE.format(days=STARTS_ON_MAX_DAYS_AHEAD, ends=policy.ends_on))
+    return policy.ends_on.isoformat()
 
 
 class RenewalNotPossible(Conflict):
@@ -40,13 +61,32 @@ def renewal_quote_create(*, user: AbstractBaseUser, policy_id: int) -> QuoteRequ
     if source is None:
         raise RenewalNotPossible(NO_SOURCE_MESSAGE)
     customer_id = policy.customer_id or source.customer_id
+    data = {**source.input_data, "starts_on": renewal_starts_on(policy)}
     # One transaction: the calls start on commit, by which time the request names its customer.
     with transaction.atomic():
         try:
-            quote_request = quote_request_create(user=user, product=policy.product, data=dict(source.input_data))
+            quote_request = quote_request_create(user=user, product=policy.product, data=data)
         except InputInvalid as invalid:
             raise RenewalNotPossible(f"{RULES_CHANGED_MESSAGE} {'; '.join(invalid.errors.values())}") from None
         if customer_id is not None:
             QuoteRequest.objects.filter(pk=quote_request.pk).update(customer_id=customer_id)
             quote_request.customer_id = customer_id
+    return quote_request
+
+
+def quote_request_after_policy(*, user: AbstractBaseUser, public_id: object, policy_id: int) -> QuoteRequest:
+    """The same risk as the request, quoted again to start the day the overlapping policy ends
+    ("a start after it ends"): the agent's other way out of two trafik policies at once."""
+    source = selectors.quote_request_get(user=user, public_id=public_id)
+    policy = selectors.policy_get(user=user, pk=policy_id)
+    with transaction.atomic():
+        try:
+            quote_request = quote_request_create(
+                user=user,
+                product=source.product,
+                data={**source.input_data, "starts_on": renewal_starts_on(policy)},
+                customer=source.customer,
+            )
+        except InputInvalid as invalid:
+            raise RenewalNotPossible(f"{RULES_CHANGED_MESSAGE} {'; '.join(invalid.errors.values())}") from None
     return quote_request

@@ -27,13 +27,18 @@ def issuance_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     """The confirm step. A second POST (double click, other tab, retry) gets the same issuance
     back from the service, so it lands on the same status page and never issues twice."""
     quote = selectors.insurer_quote_get(user=request.user, pk=pk)
-    outcome = desk_errors()
+    plans = (quote.details or {}).get("installments") or []
     if request.method == "POST":
-        form = IssuanceConfirmForm(request.POST)
+        form = IssuanceConfirmForm(request.POST, plans=plans)
+        outcome = desk_errors(form)
         if form.is_valid():
             with outcome:
                 issuance = issuance_start(
-                    user=request.user, insurer_quote_id=quote.pk, payment_token=form.cleaned_data["payment_token"]
+                    user=request.user,
+                    insurer_quote_id=quote.pk,
+                    payment_token=form.cleaned_data["payment_token"],
+                    installments=form.cleaned_data["installments"],
+                    overlap=form.cleaned_data["overlap"],
                 )
             if outcome.ok:
                 return redirect("issuance_detail", pk=issuance.pk)
@@ -41,12 +46,16 @@ def issuance_confirm(request: HttpRequest, pk: int) -> HttpResponse:
         existing = Issuance.objects.filter(insurer_quote=quote).first()
         if existing is not None:
             return redirect("issuance_detail", pk=existing.pk)
-        form = IssuanceConfirmForm()
+        form = IssuanceConfirmForm(plans=plans)
+        outcome = desk_errors(form)
+    overlapping = selectors.policy_overlapping_for(quote_request=quote.request)
     context = {
         "quote": quote,
         "form": form,
         "refusal": outcome.message,
         "expired": quote.valid_until is not None and quote.valid_until <= timezone.now(),
+        "overlapping": overlapping,
+        "overlap_blocks": overlapping is not None and quote.request.product == "trafik",
     }
     return render(request, "quotes/issuance_confirm.html", context, status=outcome.status)
 

@@ -96,7 +96,7 @@ def quote_request_detail(request: HttpRequest, public_id: UUID) -> HttpResponse:
     quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     context = _results_context(quote_request, request.user)
     # A warning, not a block: the agent may be quoting a transfer, or the other policy is ending.
-    context["policy_in_force"] = selectors.trafik_policy_in_force_for(quote_request=quote_request)
+    context["policy_in_force"] = selectors.policy_overlapping_for(quote_request=quote_request)
     return render(request, "quotes/quote_request_detail.html", context)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -12,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from insurehub.desk_errors import desk_errors
 from quotes import selectors
-from quotes.services.renewals import renewal_quote_create
+from quotes.services.renewals import quote_request_after_policy, renewal_quote_create
 from quotes.views.common import page_of
 
 
@@ -47,3 +49,15 @@ def renewal_quote(request: HttpRequest, pk: int) -> HttpResponse:
     messages.error(request, outcome.message)
     back = reverse("renewal_list") + "?" + urlencode({"gun": _window(request.POST.get("gun"))})
     return redirect(back)
+
+
+@login_required
+@require_POST
+def quote_request_after_policy_view(request: HttpRequest, public_id: UUID, policy_pk: int) -> HttpResponse:
+    """ "Eski poliçe bitince başlayan yeni teklif al" on the confirm page of an overlapping trafik quote."""
+    with desk_errors() as outcome:
+        quote_request = quote_request_after_policy(user=request.user, public_id=public_id, policy_id=policy_pk)
+    if outcome.ok:
+        return redirect("quote_request_detail", public_id=quote_request.public_id)
+    messages.error(request, outcome.message)
+    return redirect("quote_request_detail", public_id=public_id)

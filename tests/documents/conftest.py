@@ -51,7 +51,7 @@ def issue(agents, sandbox, quick_issuance_policy, quick_document_policy) -> Call
 
     def make(code: str, agency: str = "ACENTE1", *, with_document: bool = False) -> Policy:
         user = agents[agency]
-        request = quote_requests.quote_request_create(user=user, product="trafik", data=samples.TRAFIK)
+        request = quote_requests.quote_request_create(user=user, product="trafik", data=samples.trafik_on_a_new_plate())
         row = request.insurer_quotes.get(insurer__code=code)
         quote_requests.insurer_quote_fetch(row.id)
         issuance = issuance_service.issuance_start(

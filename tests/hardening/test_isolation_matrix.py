@@ -313,7 +313,8 @@ def insurer_quote_list_api(w: World, viewer: str, owner: str) -> None:
 
 def insurer_quote_issue_web(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
-    form = {"payment_token": samples.PAYMENT_TOKEN}
+    # The world's plate has a trafik policy in force at each agency: the agent chooses to cancel it.
+    form = {"payment_token": samples.PAYMENT_TOKEN, "overlap": "cancel_old"}
     assert_hidden(
         client,
         f"/teklifler/{other.quote.pk}/policelestir/",
@@ -328,7 +329,7 @@ def insurer_quote_issue_web(w: World, viewer: str, owner: str) -> None:
 
 def insurer_quote_issue_api(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
-    body = {"payment_token": samples.PAYMENT_TOKEN}
+    body = {"payment_token": samples.PAYMENT_TOKEN, "overlap": "cancel_old"}
     assert_hidden(
         client,
         f"/api/insurer-quotes/{other.quote.pk}/issue/",

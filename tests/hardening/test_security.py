@@ -181,7 +181,8 @@ def test_forms_refuse_a_post_without_the_csrf_token(agents, quoted_row):
     # The same POST with the token goes through: the 403s were CSRF, not something else.
     agent.get(confirm)
     token = agent.cookies["csrftoken"].value
-    response = agent.post(confirm, {"payment_token": samples.PAYMENT_TOKEN, "csrfmiddlewaretoken": token})
+    form = {"payment_token": samples.PAYMENT_TOKEN, "overlap": "cancel_old", "csrfmiddlewaretoken": token}
+    response = agent.post(confirm, form)
     assert response.status_code == 302 and Issuance.objects.count() == before[0] + 1
 
 

@@ -52,7 +52,10 @@ def issued_policy(
         valid_until=timezone.now() + timezone.timedelta(minutes=15),
         finished_at=timezone.now(),
     )
-    issuance = issuance_start(user=user, insurer_quote_id=row.pk, payment_token=samples.PAYMENT_TOKEN)
+    # A fixture's policies may overlap one another (several on one plate): built, not refused.
+    issuance = issuance_start(
+        user=user, insurer_quote_id=row.pk, payment_token=samples.PAYMENT_TOKEN, overlap="cancel_old"
+    )
     return Policy.objects.create(
         agency=request.agency,
         insurer=row.insurer,

@@ -284,7 +284,7 @@ def test_new_trafik_request_on_a_plate_with_a_policy_in_force_warns(desk, agents
     policy = warning_for(desk, request)
     assert policy == portfolio["soon"]
     html = render_to_string("quotes/policy_in_force_warning.html", {"policy_in_force": policy})
-    assert "Bu plakada yürürlükte bir trafik poliçesi var:" in html and "ANK-SOON" in html
+    assert "Bu plakada" in html and "çakışan yürürlükte bir Trafik poliçesi var" in html and "ANK-SOON" in html
     assert policy.ends_on.strftime("%d.%m.%Y") in html
 
 
@@ -293,14 +293,18 @@ def test_no_warning_on_the_request_the_policy_came_from(desk, portfolio):
 
 
 def test_no_warning_for_ended_cancelled_other_product_or_other_agency(desk, other_desk, agents, portfolio):
-    """Only an ACTIVE trafik policy of the same agency in force today warns."""
+    """Only an ACTIVE policy of the same product and agency on the same plate, in the new period, warns."""
     Policy.objects.filter(pk=portfolio["soon"].pk).update(ends_on=selectors.today() - timedelta(days=1))
     request = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
     assert warning_for(desk, request) is None
     kasko = quote_requests.quote_request_create(
+        user=agents["ACENTE1"], product="kasko", data={**samples.KASKO, "plate": "34ABC123"}
+    )
+    assert warning_for(desk, kasko) is None  # a trafik policy on the plate is not a kasko one
+    kasko_again = quote_requests.quote_request_create(
         user=agents["ACENTE1"], product="kasko", data={**samples.KASKO, "plate": "06BYZ42"}
     )
-    assert warning_for(desk, kasko) is None
+    assert warning_for(desk, kasko_again) == portfolio["later"]  # kasko warns too (never blocks)
     # ACENTE2's ANK-OTHER (34ABC123, in force) warns ACENTE2 only.
     other = quote_requests.quote_request_create(user=agents["ACENTE2"], product="trafik", data=samples.TRAFIK)
     assert warning_for(other_desk, other) == portfolio["other"]
@@ -312,10 +316,22 @@ def test_policy_without_a_known_period_still_warns(desk, agents):
     assert warning_for(desk, request).policy_no == "DNZ-NODATES"
 
 
-def test_policy_starting_later_does_not_warn(desk, agents):
+def test_a_policy_starting_later_in_the_new_period_warns(desk, agents):
+    """The bug a day of use found: every policy starts tomorrow, renewals included, and a banner
+    that looked only at today missed them. Any overlap with the new period warns."""
     today = selectors.today()
     imported_policy(
         "ACENTE1", "deniz", "DNZ-FUTURE", starts_on=today + timedelta(days=5), ends_on=today + timedelta(days=370)
     )
     request = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    assert warning_for(desk, request).policy_no == "DNZ-FUTURE"
+
+
+def test_a_policy_that_ends_the_day_the_new_one_starts_does_not_warn(desk, agents):
+    today = selectors.today()
+    imported_policy(
+        "ACENTE1", "deniz", "DNZ-ENDS", starts_on=today - timedelta(days=360), ends_on=today + timedelta(days=5)
+    )
+    data = {**samples.TRAFIK, "starts_on": (today + timedelta(days=5)).isoformat()}
+    request = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=data)
     assert warning_for(desk, request) is None

@@ -13,6 +13,7 @@ from customers.models import Customer
 from integrations.models import InsurerAccount
 from quotes import selectors
 from quotes.models import Policy, QuoteRequest
+from quotes.services import quote_requests
 from quotes.services.renewals import NO_SOURCE_MESSAGE, RenewalNotPossible, renewal_quote_create
 from tests import samples
 
@@ -82,7 +83,10 @@ def test_requote_creates_the_same_risk_at_every_insurer_for_the_same_customer(
     new = QuoteRequest.objects.exclude(pk__in=[source.pk, ending["in_45"].issuance.quote_request_id]).get()
     assert response.status_code == 302
     assert response["Location"] == reverse("quote_request_detail", args=[new.public_id])
-    assert new.product == "kasko" and new.input_data == source.input_data and new.plate == source.plate
+    assert new.product == "kasko" and new.plate == source.plate
+    # The same risk, starting the day the old policy ends (no day of overlap, none uncovered).
+    assert new.input_data == {**source.input_data, "starts_on": policy.ends_on.isoformat()}
+    assert new.starts_on == policy.ends_on
     assert new.customer == policy.customer
     accounts = InsurerAccount.objects.filter(agency=policy.agency, is_active=True, insurer__is_active=True)
     assert sorted(new.insurer_quotes.values_list("insurer__code", flat=True)) == sorted(
@@ -136,7 +140,30 @@ def test_view_all_agencies_reader_may_list_but_not_requote(agents, ending):
 
 def test_requote_input_checked_again(desk, agents, ending):
     """A stored input that today's rules refuse is reported, not sent (the agent uses the form)."""
-    source = ending["in_45"].issuance.quote_request
-    QuoteRequest.objects.filter(pk=source.pk).update(input_data={**samples.TRAFIK, "usage": "tractor"})
-    response = desk.post(reverse("renewal_quote", args=[ending["in_45"].pk]), follow=True)
+    source = ending["in_20"].issuance.quote_request
+    QuoteRequest.objects.filter(pk=source.pk).update(input_data={**samples.KASKO, "usage": "tractor"})
+    response = desk.post(reverse("renewal_quote", args=[ending["in_20"].pk]), follow=True)
     assert "bugünkü kurallara uymuyor" in response.content.decode()
+
+
+def test_a_renewal_starts_the_day_the_old_policy_ends_and_does_not_overlap_it(agents):
+    """The issue's day of use: a trafik policy ending in ten days, quoted again. The renewal
+    starts the day the old one ends, so it does not overlap it; a request that starts tomorrow
+    on the same plate does, and its issue is refused until the agent chooses."""
+    today = selectors.today()
+    old = issued_policy(
+        agents["ACENTE1"], "ANK-T-OLD", starts_on=today - timedelta(days=355), ends_on=today + timedelta(days=10)
+    )
+    renewal = renewal_quote_create(user=agents["ACENTE1"], policy_id=old.pk)
+    assert renewal.starts_on == old.ends_on
+    assert selectors.policy_overlapping_for(quote_request=renewal) is None
+    tomorrow = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    assert selectors.policy_overlapping_for(quote_request=tomorrow) == old
+
+
+def test_a_renewal_asked_more_than_30_days_before_the_end_is_refused_with_the_day(agents, ending):
+    from quotes.services.renewals import renewal_starts_on
+
+    policy = ending["in_45"]
+    with pytest.raises(RenewalNotPossible, match=policy.ends_on.strftime("%d.%m.%Y")):
+        renewal_starts_on(policy)

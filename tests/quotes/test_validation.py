@@ -21,6 +21,7 @@ from integrations.masking import mask_identities_in_text, mask_identity
 from quotes.validation import (
     PRODUCT_FIELDS,
     REQUIRED_MESSAGE,
+    STARTS_ON_MESSAGE,
     FieldError,
     normalize_plate,
     normalize_registration_serial,
@@ -560,16 +561,17 @@ def test_validate_fields_clean_data():
         "model_year": 2015,
         "brand_code": "012",
         "model_code": "345",
+        "starts_on": (TODAY + timedelta(days=1)).isoformat(),  # absent: tomorrow
     }
 
     clean, errors = validate_fields("dask", VALID, today=TODAY)
     assert errors == {}
     assert clean["damage_status"] == "heavy"
-    assert set(clean) == set(PRODUCT_FIELDS["dask"])
+    assert set(clean) == {*PRODUCT_FIELDS["dask"], "starts_on"}
 
     clean, errors = validate_fields("trafik", VALID)
     assert errors == {}
-    assert set(clean) == {"plate", "owner_id", "registration_serial", "usage"}
+    assert set(clean) == {"plate", "owner_id", "registration_serial", "usage", "starts_on"}
 
 
 def test_validate_fields_reports_all_errors_at_once():
@@ -580,7 +582,7 @@ def test_validate_fields_reports_all_errors_at_once():
         "extra": "ignored",
     }
     clean, errors = validate_fields("trafik", data)
-    assert clean == {}
+    assert set(clean) == {"starts_on"}
     assert errors == {
         "plate": "Geçerli bir plaka girin (ör. 34 ABC 123).",
         "owner_id": "Geçersiz T.C. kimlik / vergi numarası.",
@@ -620,7 +622,22 @@ field_values = st.one_of(
 )
 def test_validate_fields_never_raises(product, data):
     clean, errors = validate_fields(product, data)
-    fields = set(PRODUCT_FIELDS[product])
+    fields = {*PRODUCT_FIELDS[product], "starts_on"}
     assert set(clean) | set(errors) == fields
     assert not set(clean) & set(errors)
     assert all(isinstance(message, str) and message for message in errors.values())
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [("", "2026-06-16"), ("2026-06-15", "2026-06-15"), ("15.07.2026", "2026-07-15"), ("2026-07-15", "2026-07-15")],
+)
+def test_cover_starts_tomorrow_unless_the_agent_picks_a_day_within_30(given, expected):
+    clean, errors = validate_fields("trafik", {**VALID, "starts_on": given}, today=date(2026, 6, 15))
+    assert errors == {} and clean["starts_on"] == expected
+
+
+@pytest.mark.parametrize("given", ["2026-06-14", "2026-07-16", "yarın", "31.02.2026"])
+def test_a_start_in_the_past_beyond_30_days_or_unreadable_names_the_field(given):
+    _, errors = validate_fields("trafik", {**VALID, "starts_on": given}, today=date(2026, 6, 15))
+    assert errors == {"starts_on": STARTS_ON_MESSAGE}
