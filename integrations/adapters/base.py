@@ -18,6 +18,7 @@ from urllib.parse import quote
 from integrations.answers.results import MAX_PREMIUM, Address, Document, Policy, Quote
 from integrations.answers.taxonomy import ErrorKind, Refusal
 from integrations.calling.channel import Channel, Reply
+from integrations.masking import mask_and_cut
 
 # What an answer without an insurer code of its own means, by HTTP status.
 GENERIC_STATUS_KINDS: dict[int, ErrorKind] = {
@@ -65,7 +66,7 @@ def parse_money(value: Any) -> Decimal:
     except InvalidOperation as exc:
         raise ValueError(f"premium is not a decimal: {value!r}") from exc
     if not amount.is_finite() or not Decimal(0) <= amount < MAX_PREMIUM:
-        raise ValueError(f"premium out of range: {value!r}"[:200])
+        raise ValueError(mask_and_cut(f"premium out of range: {value!r}", 200))
     return amount.quantize(Decimal("0.01"))
 
 

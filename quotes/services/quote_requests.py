@@ -325,7 +325,7 @@ def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[s
         error_class=error.error_class.value,
         error_kind=error.kind.value,
         provider_code=error.provider_code[:64],
-        message=(_no_answer_message(error) if no_answer else plain_message(error))[:300],
+        message=mask_and_cut(_no_answer_message(error) if no_answer else plain_message(error), 300),
         provider_message=mask_and_cut(error.message, 300),
         finished_at=now,
     )
