@@ -141,6 +141,9 @@ class InsurerAdapter(ABC):
             raise ValueError(f"{self.code} credentials need {', '.join(missing)}")
         self.channel = channel
         self.credentials = dict(credentials)
+        # Every credential value, whatever the insurer calls it: an answer that echoes the
+        # request must not carry one into the attempt log (the channel scrubs them out).
+        channel.keep_secret(*self.credentials.values())
 
     @abstractmethod
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote: ...
