@@ -491,7 +491,7 @@ def _not_ready(reply: Reply) -> Refusal:
     status = body.get("status") if isinstance(body, dict) else None
     if isinstance(status, str) and status and status != "GENERATING":
         # A 202 says "not yet", but a word we do not know is left for an admin to map.
-        return Refusal(status[:64], mask_and_cut(f"202 with status {status!r}", 200), wait=wait)
+        return Refusal(mask_and_cut(status, 64), mask_and_cut(f"202 with status {status!r}", 200), wait=wait)
     return Refusal("GENERATING", "Belge henüz hazırlanıyor", wait=wait, kind=ErrorKind.NOT_READY)
 
 

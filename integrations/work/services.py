@@ -217,7 +217,7 @@ def _error_fields(error: InsurerError) -> dict[str, object]:
     return {
         "error_class": error.error_class.value,
         "error_kind": error.kind.value,
-        "provider_code": error.provider_code[:64],
+        "provider_code": mask_and_cut(error.provider_code, 64),
         "error_message": mask_and_cut(error.agent_message() + (f" ({error.message})" if error.message else ""), 500),
         "raw_answer": mask_and_cut(error.raw_sample, MAX_RAW_ANSWER),
     }

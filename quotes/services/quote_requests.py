@@ -324,7 +324,7 @@ def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[s
         state=InsurerQuote.State.NO_ANSWER if no_answer else InsurerQuote.State.FAILED,
         error_class=error.error_class.value,
         error_kind=error.kind.value,
-        provider_code=error.provider_code[:64],
+        provider_code=mask_and_cut(error.provider_code, 64),
         message=mask_and_cut(_no_answer_message(error) if no_answer else plain_message(error), 300),
         provider_message=mask_and_cut(error.message, 300),
         finished_at=now,

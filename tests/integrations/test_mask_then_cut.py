@@ -45,13 +45,19 @@ PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 # Packages that are not the product: the insurers' side, the benchmarks, the tests themselves.
 NOT_PRODUCT = {"tests", "sandbox", "bench"}
 # Names of values that hold free text (an answer, a message, a reason) wherever they appear.
-TEXT_NAMES = {"message", "error_message", "raw_sample", "reason", "detail", "title", "note", "sample", "body"}
+TEXT_NAMES = {
+    "message", "error_message", "raw_sample", "reason", "detail", "title", "note", "sample", "body", "status", "code",
+    "provider_code", "text", "value",
+}  # fmt: skip
 # Cuts that are no free text, each with why.
 ALLOWED_CUTS = {
     ("agencies/auth.py", "str(request.META.get('REMOTE_ADDR') or '')[:45]"): "an IP address, the column's width",
     ("quotes/admin.py", "str(payload['payment_token'])[-4:]"): "a card token's last four, shown on purpose",
     ("integrations/attempts/recording.py", "reason[:64]"): "the wait's reason: our own word (`settling`)",
-    ("integrations/calling/channel.py", "repr(text)[1:-1]"): "a credential's repr, to scrub it in that form",
+    ("integrations/calling/channel.py", "repr(value)[1:-1]"): "a credential's repr, to scrub it in that form",
+    ("integrations/calling/channel.py", "text[:limit + _SCRUB_WINDOW]"): "scrubbed, then mask_and_cut",
+    ("integrations/calling/channel.py", "text[:-size]"): "a credential's head dropped at the end",
+    ("integrations/calling/calls.py", "value[-4:]"): "an API key's last four, to name an ad-hoc account",
     ("integrations/adapters/bogazici.py", "reply.content[:256]"): "bytes sniffed for an HTML page, never kept",
 }
 
