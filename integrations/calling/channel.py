@@ -38,6 +38,7 @@ from insurehub.dbpool import db_connection_release
 from integrations.answers.classification import classify
 from integrations.answers.taxonomy import LOCAL_RATE_LIMIT, ErrorClass, ErrorKind, InsurerError, Refusal
 from integrations.attempts.recording import MAX_RAW_SAMPLE, AttemptRecord, AttemptRecorder
+from integrations.insurer_hosts import insurer_host_problem, insurer_ip_problem
 from integrations.masking import decode_body, mask_and_cut
 
 T = TypeVar("T")
@@ -46,6 +47,10 @@ logger = logging.getLogger("integrations.calling")
 
 # provider_code of a request refused before sending: never recorded as an attempt.
 NOT_SENT = "REQUEST_NOT_SENT"
+# provider_code of a request refused because the insurer's address is not one the platform may
+# send credentials to (`integrations.insurer_hosts`): permanent, nothing sent, never an attempt.
+HOST_NOT_ALLOWED = "HOST_NOT_ALLOWED"
+_UNSENT = frozenset({NOT_SENT, HOST_NOT_ALLOWED})
 
 # An answer larger than this is not an insurer's answer to a quote; refuse to hold it.
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
@@ -209,6 +214,10 @@ class Channel:
         self._secret_forms: set[str] = set()
         self._secret_order: list[str] = []
         address = urlsplit(self.base_url)
+        try:
+            self._host = address.hostname or ""
+        except ValueError:
+            self._host = ""
         self.keep_secret(address.username, address.password)
         # Installed by the retry engine for the operation's run; None: unpaced (a test, a probe).
         self.pacer: Pacer | None = None
@@ -267,6 +276,7 @@ class Channel:
         (or `ExchangeStopped`, inside `exchanges_stoppable` once the process is stopping)."""
         if _stoppable() and _watchdog.stopped:
             raise ExchangeStopped(sent=False)  # nothing sent, nothing recorded
+        self._refuse_unless_allowed_host(call)
         remaining = self.remaining()
         if remaining is not None and remaining <= 0.05:
             # Nothing is sent, so nothing is recorded: the insurer never saw this call.
@@ -293,7 +303,7 @@ class Channel:
             self._record(call, started_at, started, reply, stopped.error)
             raise
         except InsurerError as error:
-            if error.provider_code != NOT_SENT:
+            if error.provider_code not in _UNSENT:
                 self._record(call, started_at, started, reply, error)
                 if pacer is not None:
                     pacer.after_answer(call, throttled=error.is_throttle)
@@ -324,6 +334,27 @@ class Channel:
         if pacer is not None:
             pacer.after_answer(call, throttled=False)
         return result
+
+    def _refuse_unless_allowed_host(self, call: Call) -> None:
+        """The address saved for the insurer is checked where it is saved; this is the check of
+        the call itself (an address saved before the allow-list, a setting changed since, an
+        address given by hand to the probe): a host the platform may not send credentials to is
+        a permanent refusal on our side, nothing sent, no attempt row."""
+        problem = insurer_host_problem(self._host)
+        if problem:
+            raise self._host_refusal(call, problem)
+
+    def _host_refusal(self, call: Call, problem: str) -> InsurerError:
+        ctx = self.context
+        logger.error(
+            "insurer=%s op=%s call=%s account=%s refused locally, host not allowed: %s (not sent)",
+            ctx.insurer_code,
+            ctx.operation,
+            call.name,
+            ctx.account_key,
+            problem,
+        )
+        return InsurerError(ErrorKind.NOT_ALLOWED, provider_code=HOST_NOT_ALLOWED, message=problem)
 
     def _pace(self, pacer: Pacer, call: Call, remaining: float | None) -> None:
         """Take the call's send slot. One beyond the deadline (less the least time a call needs)
@@ -373,6 +404,9 @@ class Channel:
                     content = _read_capped(response, call.max_bytes)
                 finally:
                     response.close()
+        except _AddressRefused as refused:
+            # The name resolved to an address the platform may not send to: closed before a byte left.
+            raise self._host_refusal(call, str(refused)) from refused
         except requests.exceptions.ConnectTimeout as exc:
             raise InsurerError(
                 ErrorKind.TIMEOUT, provider_code="CONNECT_TIMEOUT", message=self.scrubbed(str(exc), call, limit=300)
@@ -713,8 +747,28 @@ def _cut(watch: _DeadlineWatch) -> None:
 _watchdog = _Watchdog()
 
 
+class _AddressRefused(Exception):
+    """The connection reached an address the platform may not send credentials to. Not an
+    OSError on purpose: urllib3 and requests pass it through unwrapped, to the channel."""
+
+
 class _WatchedConnection:
-    """Arms the exchange's deadline watch once the request is out and the answer is awaited."""
+    """Arms the exchange's deadline watch once the request is out and the answer is awaited, and
+    refuses a connection whose address is not allowed before anything is sent on it."""
+
+    def _new_conn(self):  # type: ignore[no-untyped-def]
+        sock = super()._new_conn()  # type: ignore[misc]
+        try:
+            peer = sock.getpeername()[0]
+        except (OSError, IndexError):
+            return sock
+        # The allow-list holds names; the address the name resolved to must be public as well,
+        # or a name (or a rebinding DNS answer) would lead inside the network.
+        problem = insurer_ip_problem(str(peer))
+        if problem:
+            sock.close()
+            raise _AddressRefused(problem)
+        return sock
 
     def getresponse(self):  # type: ignore[no-untyped-def]
         watch = getattr(_watching, "current", None)
