@@ -13,6 +13,8 @@ import math
 import re
 import uuid
 
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
@@ -304,6 +306,9 @@ class QuoteRequestDetailApi(APIView):
         return Response(quote_request_data(quote_request, rows))
 
 
+# A card token in an error report (the 500 mail, a debug page) is a card: starred out there, when
+# the body is a form (a JSON body is never in such a report's POST).
+@method_decorator(sensitive_post_parameters("payment_token"), name="dispatch")
 class InsurerQuoteIssueApi(APIView):
     class InputSerializer(serializers.Serializer):
         payment_token = serializers.CharField(max_length=200, help_text="The payment provider's card token.")
