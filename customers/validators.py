@@ -2,7 +2,7 @@
 
 Plain functions, like `quotes.validation` (whose identity check they reuse), so the desk
 form, the quote form's inline customer and the API all refuse the same things with the same
-words. Clean values come back normalised: a phone as +90XXXXXXXXXX, consent as an aware time.
+words. Clean values come back normalised: a phone in E.164 (+90…), consent as an aware time.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta, timezone
 
+import phonenumbers
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
@@ -33,7 +34,7 @@ NAME_REQUIRED_MESSAGE = "Ad soyad / unvan zorunludur."
 NAME_LENGTH_MESSAGE = f"Ad soyad / unvan en fazla {NAME_MAX_LENGTH} karakter olabilir."
 NAME_CHARACTERS_MESSAGE = "Ad soyad / unvan geçersiz karakter içeriyor."
 IDENTITY_REQUIRED_MESSAGE = "T.C. kimlik / vergi numarası zorunludur."
-PHONE_MESSAGE = "Telefon numarası geçersiz; 0532 123 45 67 biçiminde girin."
+PHONE_MESSAGE = "Telefon numarası geçersiz; 0532 123 45 67, 0212 123 45 67 ya da 444 1 234 biçiminde girin."
 EMAIL_MESSAGE = "E-posta adresi geçersiz (ör. ad@ornek.com)."
 ADDRESS_MESSAGE = f"Adres en fazla {ADDRESS_MAX_LENGTH} karakter olabilir ve geçersiz karakter içeremez."
 CONSENT_AT_MESSAGE = "KVKK onay zamanı geçersiz; gg.aa.yyyy ss:dd biçiminde girin."
@@ -53,9 +54,13 @@ CUSTOMER_FIELDS = (
     "kvkk_consent_channel",
 )
 
-_PHONE_SEPARATORS_RE = re.compile(r"[\s\-().]")
-# National significant number: 10 digits; area codes start 2-4, mobiles 5, 0850-type lines 8.
-_NATIONAL_PHONE_RE = re.compile(r"[2-58][0-9]{9}")
+# What a typed phone may hold besides its digits; anything else (letters, "dahili 12") is refused,
+# not guessed at. ASCII only: phonenumbers would read Arabic-Indic digits as digits.
+_PHONE_CHARACTERS_RE = re.compile(r"[0-9+\s\-().]+")
+_PHONE_MAX_LENGTH = 32
+# Türkiye's numbering plan, as Google's libphonenumber keeps it: a shape alone let 0200…/0590…
+# (unassigned) through and refused 444 lines (7 digits).
+_PHONE_REGION = "TR"
 # What agents type for a consent moment: the browser's datetime-local, ISO, or the Turkish way.
 _CONSENT_FORMATS = ("%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%d.%m.%Y %H:%M", "%d.%m.%Y %H:%M:%S")
 _CONSENT_DATE_FORMATS = ("%Y-%m-%d", "%d.%m.%Y")
@@ -73,22 +78,25 @@ def _has_bad_characters(text: str, *, allow_newlines: bool = False) -> bool:
 
 
 def normalize_phone(value: object) -> str:
-    """Agents type "0532 123 45 67", "(532) 123-4567", "+90 532..." or "90532...": all are one
-    number, stored the one way an SMS gateway takes it, +90 and ten digits."""
-    if not isinstance(value, str):
+    """Agents type "0532 123 45 67", "(532) 123-4567", "+90 532...", "90532..." or "444 1 234":
+    each is one number, valid in Türkiye's numbering plan (`phonenumbers`), stored the one way an
+    SMS gateway takes it, E.164 (+90 and the national number). A number of another country, an
+    extension or a premium-rate line (0900) is refused: the agency calls and texts its customers
+    in Türkiye."""
+    if not isinstance(value, str) or len(value) > _PHONE_MAX_LENGTH or not _PHONE_CHARACTERS_RE.fullmatch(value):
         raise FieldError("phone", PHONE_MESSAGE)
-    digits = _PHONE_SEPARATORS_RE.sub("", value)
-    if digits.startswith("+90"):
-        digits = digits[3:]
-    elif digits.startswith("0090"):
-        digits = digits[4:]
-    elif digits.startswith("90") and len(digits) == 12:
-        digits = digits[2:]
-    elif digits.startswith("0") and len(digits) == 11:
-        digits = digits[1:]
-    if not _NATIONAL_PHONE_RE.fullmatch(digits):
+    try:
+        number = phonenumbers.parse(value, _PHONE_REGION)
+    except phonenumbers.NumberParseException:
+        raise FieldError("phone", PHONE_MESSAGE) from None
+    if (
+        number.country_code != 90
+        or number.extension
+        or not phonenumbers.is_valid_number(number)
+        or phonenumbers.number_type(number) == phonenumbers.PhoneNumberType.PREMIUM_RATE
+    ):
         raise FieldError("phone", PHONE_MESSAGE)
-    return f"+90{digits}"
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
 def validate_customer_email(value: object) -> str:

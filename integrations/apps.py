@@ -1,4 +1,7 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.core.checks import Tags, Warning, register
 
 
 class IntegrationsConfig(AppConfig):
@@ -14,3 +17,19 @@ class IntegrationsConfig(AppConfig):
 
         # django-q2 forks its workers: a child must not use its parent's pooled connections.
         install_fork_guard()
+
+
+@register(Tags.security, deploy=True)
+def insurer_hosts_check(app_configs: Any, **kwargs: Any) -> list[Warning]:
+    """An empty allow-list outside DEBUG refuses every insurer call: say so before the first one."""
+    from django.conf import settings
+
+    if settings.DEBUG or getattr(settings, "INSURER_ALLOWED_HOSTS", None):
+        return []
+    return [
+        Warning(
+            "INSURER_ALLOWED_HOSTS is empty: every call to an insurer will be refused.",
+            hint="Set INSURER_ALLOWED_HOSTS to the insurers' hosts, comma-separated (.domain for a domain).",
+            id="integrations.W001",
+        )
+    ]

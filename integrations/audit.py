@@ -38,6 +38,7 @@ from django.http import HttpRequest, HttpResponse
 from agencies.models import Agency, AgentProfile
 from integrations.answers.classification import clear_mapping_cache
 from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.masking import mask_and_cut
 from integrations.models import AdminChange, Attempt, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
 
 User = AbstractBaseUser | AnonymousUser | None
@@ -176,7 +177,7 @@ def _entry_create(*, action: str, obj: models.Model, changes: list[dict[str, Any
         action=action,
         model_name=obj._meta.model_name,
         object_id=str(obj.pk),
-        object_repr=str(obj)[:200],
+        object_repr=mask_and_cut(obj, 200),
         insurer_code=_insurer_code(obj),
         changes=changes,
     )

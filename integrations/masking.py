@@ -20,8 +20,12 @@ What is masked, precisely:
 - Longer digit runs (quote and policy numbers) are left alone.
 - Where text is cut (`mask_and_cut`), it is masked *before* the cut, so a cut never leaves the
   nine leading digits of a TCKN (the last two are checksums: nine are enough to rebuild it).
-  A number of 9 to 11 digits left touching the cut is masked whole as well: it may be the start
-  of an identity the text it was cut from would have shown.
+  A number of 6 to 11 digits left touching the cut is masked whole as well: it may be the start
+  of an identity the text it was cut from would have shown, and more than the five digits a
+  masked identity shows is most of one (six known digits leave a thousand candidates).
+- `mask_and_cut` is the one way to shorten a text that may quote an answer, an input or an
+  exception: every `f"...{value!r}"` that is cut goes through it, never through `[:n]`
+  (`tests/integrations/test_mask_then_cut.py` reads the product code for stray cuts).
 
 `raw_sample` decodes an answer's bytes first (UTF-8/16/32 byte-order marks, BOM-less UTF-16,
 the declared charset), since digits of a UTF-16 body are not ASCII digit runs until decoded.
@@ -46,14 +50,22 @@ __all__ = [
 
 # One separator between two digit groups. Runs of NUL come from UTF-16/32 read byte-wise.
 _SEP_CHARS = "[ .\\-\u00a0\u2007\u2009\u202f]"
-_SEP = rf"(?:\x00{{1,3}}(?:{_SEP_CHARS}\x00{{0,3}})?|{_SEP_CHARS}\x00{{0,3}})"
-_NUMBER_RE = re.compile(rf"[0-9]+(?:{_SEP}[0-9]+)*")
+# The same spaces (and NUL) as `repr()` and `json.dumps()` escape them: an exception quoting a
+# value with `{value!r}` writes "100\xa0000\xa0001\xa046", an ASCII-only JSON body "\u00a0".
+# Their own digits are separator, never part of the number.
+_SEP_ESCAPED = r"\\{1,2}(?i:x(?:a0|00)|u(?:00a0|2007|2009|202f|0000))"
+_SEP = rf"(?:\x00{{1,3}}(?:{_SEP_CHARS}\x00{{0,3}})?|{_SEP_CHARS}\x00{{0,3}}|{_SEP_ESCAPED})"
+# An escaped separator right before the digits is read with them, so the "0" ending "\\xa0" is
+# never taken for the first digit of the number.
+_NUMBER_RE = re.compile(rf"(?P<lead>{_SEP_ESCAPED})?[0-9]+(?:{_SEP}[0-9]+)*")
 _DIGIT_RE = re.compile(r"[0-9]")
+# Reads a number left to right: a separator (escapes included) or one digit of the number.
+_SEP_OR_DIGIT_RE = re.compile(rf"(?P<sep>{_SEP})|[0-9]")
 # Text past the cut that must be seen to recognise an identity straddling it: 11 digits and
 # up to 7 characters of separator (NULs, a separator, NULs) between each pair.
 _CUT_MARGIN = 11 + 10 * 7
-# Fewer leading digits than this at a cut cannot rebuild a TCKN/VKN cheaply.
-_EDGE_MIN_DIGITS = 9
+# A masked identity shows five digits; a fragment at a cut with more than that is most of one.
+_EDGE_MIN_DIGITS = 6
 _EDGE_MAX_DIGITS = 11
 
 
@@ -148,7 +160,8 @@ def _plain_ascii_score(text: str) -> int:
 
 
 def _digit_positions(number: str) -> list[int]:
-    return [m.start() for m in _DIGIT_RE.finditer(number)]
+    """Where the number's own digits are (not those of an escaped separator such as `\\xa0`)."""
+    return [m.start() for m in _SEP_OR_DIGIT_RE.finditer(number) if m.group("sep") is None]
 
 
 def _ascii_digits(number: str, positions: list[int]) -> str:
@@ -173,16 +186,20 @@ def _is_identity(digits: str) -> bool:
 _UAVT_LABEL_RE = re.compile(r"(?:uavt_?code|uavt_?kodu|/addresses/)[\"'>:=\s]{0,4}$", re.IGNORECASE)
 
 
-def _labelled_uavt(match: re.Match[str]) -> bool:
-    return _UAVT_LABEL_RE.search(match.string, max(match.start() - 24, 0), match.start()) is not None
+def _labelled_uavt(text: str, start: int) -> bool:
+    return _UAVT_LABEL_RE.search(text, max(start - 24, 0), start) is not None
 
 
 def _mask_number(match: re.Match[str]) -> str:
-    number = match.group()
+    lead = match.group("lead") or ""
+    return lead + _masked_number(match.group()[len(lead) :], match.string, match.start() + len(lead))
+
+
+def _masked_number(number: str, text: str, start: int) -> str:
     positions = _digit_positions(number)
     digits = _ascii_digits(number, positions)
     if len(positions) == len(number):  # no separators: one run
-        if len(digits) == 10 and _labelled_uavt(match):
+        if len(digits) == 10 and _labelled_uavt(text, start):
             return number
         if len(digits) == 11 or (len(digits) == 10 and _is_identity(digits)):
             return number[:3] + "*" * (len(number) - 5) + number[-2:]
@@ -208,10 +225,10 @@ def _mask_number(match: re.Match[str]) -> str:
 
 
 def _mask_edge_number(cut: str) -> str:
-    """Mask the number that ends at the cut when it has 9 to 11 digits left, whether or not the
-    text went on with more of it: a shorter fragment cannot rebuild an identity cheaply, a longer
-    one was a longer number."""
-    tail = re.search(rf"[0-9]+(?:{_SEP}[0-9]+)*{_SEP}?$", cut)
+    """Mask the number that ends at the cut when it has 6 to 11 digits left, whether or not the
+    text went on with more of it: a shorter fragment says no more than a masked identity shows,
+    a longer one was a longer number."""
+    tail = re.search(rf"(?:{_SEP_ESCAPED})?[0-9]+(?:{_SEP}[0-9]+)*{_SEP}?$", cut)
     if not tail:
         return cut
     number = tail.group()

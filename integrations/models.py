@@ -13,6 +13,7 @@ from django.db import models
 
 from integrations.answers.taxonomy import ErrorClass, ErrorKind
 from integrations.credentials import decrypt_credentials, encrypt_credentials
+from integrations.insurer_hosts import insurer_host_problem
 from integrations.operations import Operation, Product
 
 OPERATION_CHOICES = [(op.value, op.value) for op in Operation]
@@ -58,16 +59,21 @@ class Insurer(models.Model):
 
 
 def insurer_base_url_problem(url: str) -> str:
-    """Why `url` may not be an insurer's address (Turkish, for the admin form), or ""."""
-    parts = urlsplit(url or "")
-    if parts.username or parts.password:
+    """Why `url` may not be an insurer's address (Turkish, for the admin form), or "": https (plain
+    http only to a sandbox on this machine), no user or password in it, and a host the platform
+    may send credentials to (`integrations.insurer_hosts`: the allow-list, no internal address)."""
+    try:
+        parts = urlsplit(url or "")
+        host = parts.hostname or ""
+        has_userinfo = bool(parts.username or parts.password)
+    except ValueError:
+        return "Servis adresi geçerli bir adres değil."
+    if has_userinfo:
         return "Servis adresinde kullanıcı adı veya parola olamaz."
-    if parts.scheme == "https":
-        return ""
     allow_http = settings.DEBUG or getattr(settings, "INSURER_ALLOW_HTTP", False)
-    if parts.scheme == "http" and allow_http and _is_loopback(parts.hostname or ""):
-        return ""
-    return "Servis adresi https ile başlamalıdır."
+    if not (parts.scheme == "https" or (parts.scheme == "http" and allow_http and _is_loopback(host))):
+        return "Servis adresi https ile başlamalıdır."
+    return insurer_host_problem(host)
 
 
 def _is_loopback(host: str) -> bool:

@@ -20,6 +20,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from agencies.models import AgentProfile
+from integrations.masking import mask_and_cut
 from notifications.models import Notification
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def notify(
                     agency_id=agency_id,
                     kind=kind,
                     key=key[:120],
-                    title=title[:200],
+                    title=mask_and_cut(title, 200),
                     body=body,
                     link=link,
                 )

@@ -50,6 +50,7 @@ COMMON_FAULT_KINDS = frozenset(
         "garbage",
         "wrong_content_type",
         "commit_then_drop",
+        "echo",
     }
 )
 ISSUANCE_ONLY_FAULT_KINDS = frozenset({"commit_then_drop", "reject"})

@@ -21,6 +21,7 @@ Insurer modules only describe their wire: routes, field names, codes and body sh
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import threading
@@ -80,6 +81,19 @@ def gateway_page(status: int) -> Response:
         f"<center><h1>{title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
     )
     return Response(status, body.encode(), HTML)
+
+
+def echo_page(request: Request, status: int) -> Response:
+    """The error page of a misconfigured gateway or a debug build: it echoes the request it got,
+    headers and body, credentials included (HTML-escaped, as such pages print them)."""
+    headers = "".join(f"{html.escape(name)}: {html.escape(str(value))}\r\n" for name, value in request.headers.items())
+    body = html.escape(request.body.decode("utf-8", errors="replace"))
+    page = (
+        f"<html><head><title>{status} Error</title></head><body><h1>{status} Error</h1>"
+        f"<h2>Request</h2><pre>{html.escape(request.method)} {html.escape(request.path)}\r\n{headers}</pre>"
+        f"<h2>Body</h2><pre>{body}</pre></body></html>"
+    )
+    return Response(status, page.encode("utf-8"), HTML)
 
 
 def ceil_seconds(seconds: float) -> int:
@@ -271,6 +285,8 @@ class Insurer:
             return Response.dropped("reset")
         if kind == "html":
             return gateway_page(rule.http_status or 502)
+        if kind == "echo":
+            return echo_page(call.request, rule.http_status or 500)
         if kind == "empty":
             return Response(rule.http_status or 200, b"", self.content_type)
         if kind == "garbage":

@@ -34,6 +34,27 @@ class ImportFileError(ValueError):
     """The file as a whole can not be read (no header, missing columns): nothing is imported."""
 
 
+# Excel on a Turkish Windows saves "CSV" in the ANSI code page, Windows-1254 (ş, ğ, ı, İ where
+# Latin-1 has other letters); anything else is UTF-8, with or without Excel's byte-order mark.
+PORTFOLIO_ENCODINGS = ("utf-8", "windows-1254")
+
+
+def portfolio_text(raw: bytes, *, encoding: str = "auto") -> tuple[str, str]:
+    """The file's text and the encoding it was read in. `auto`: UTF-8 (a byte-order mark is
+    dropped) when the bytes are UTF-8, else Windows-1254. Bytes that are neither are refused
+    whole (ImportFileError), never guessed into wrong letters."""
+    if encoding not in ("auto", *PORTFOLIO_ENCODINGS):
+        raise ImportFileError(f"unknown encoding {encoding!r} (auto, {', '.join(PORTFOLIO_ENCODINGS)})")
+    tried = PORTFOLIO_ENCODINGS if encoding == "auto" else (encoding,)
+    for name in tried:
+        try:
+            text = raw.decode("utf-8-sig" if name == "utf-8" else name)
+        except UnicodeDecodeError:
+            continue
+        return text, name
+    raise ImportFileError(f"the file is not {' or '.join(tried)} text")
+
+
 @dataclass(frozen=True, order=True)
 class RowError:
     line: int

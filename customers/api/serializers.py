@@ -57,7 +57,7 @@ class CustomerSerializer(serializers.Serializer):
     name = serializers.CharField()
     identity_no = MaskedIdentityField(help_text="Masked: `100******46`.")
     is_company = serializers.BooleanField(help_text="A VKN (company) rather than a TCKN (person).")
-    phone = serializers.CharField(help_text="+90 and ten digits, or empty.")
+    phone = serializers.CharField(help_text="E.164: +90 and the national number, or empty.")
     email = serializers.CharField()
     address = serializers.CharField()
     kvkk_consent_at = serializers.DateTimeField(allow_null=True)

@@ -7,5 +7,7 @@ from customers.api import views
 
 urlpatterns = [
     path("customers/", views.CustomersApi.as_view(), name="customers"),
+    # Before the detail route: "search" is no customer id.
+    path("customers/search/", views.CustomerSearchApi.as_view(), name="customer-search"),
     path("customers/<str:customer_id>/", views.CustomerDetailApi.as_view(), name="customer-detail"),
 ]

@@ -19,7 +19,19 @@ from customers import selectors
 from customers.api.serializers import CustomerInputSerializer, CustomerSerializer
 from customers.services import customer_create, customer_update
 from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors, paginated
-from quotes.api.views import PAGE_PARAMETERS, _paginated_response, _pk_or_404, query_filters
+from quotes.api.views import (
+    PAGE_PARAMETERS,
+    SearchInputSerializer,
+    _paginated_response,
+    _pk_or_404,
+    query_filters,
+    search_not_in_url,
+    search_post_description,
+)
+
+CUSTOMER_SEARCH_PATH = "/api/customers/search/"
+# One component for the list and its POST search: the same page of the same items.
+PAGINATED_CUSTOMERS = paginated(CustomerSerializer, name="PaginatedCustomerList")
 
 CUSTOMER_ID = OpenApiParameter(
     "customer_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The customer's `id`."
@@ -47,19 +59,28 @@ class CustomersApi(APIView):
 
     class ListFilterSerializer(serializers.Serializer):
         search = serializers.CharField(
-            required=False, allow_blank=True, max_length=64, help_text="Part of a name, or a full TCKN/VKN."
+            required=False,
+            allow_blank=True,
+            max_length=64,
+            help_text="Part of a name. A TCKN/VKN is searched with POST /api/customers/search/ (400 here).",
         )
 
         class Meta:
             ref_name = "CustomerListFilter"
+
+        def validate_search(self, value: str) -> str:
+            return search_not_in_url(value, search_path=CUSTOMER_SEARCH_PATH)
 
     @extend_schema(
         operation_id="customers_list",
         summary="List customers",
         parameters=[ListFilterSerializer, *PAGE_PARAMETERS],
         responses={
-            200: paginated(CustomerSerializer, name="PaginatedCustomerList"),
-            400: field_errors("Bad filter.", {"search": ["Bu alan en fazla 64 karakter olmalıdır."]}),
+            200: PAGINATED_CUSTOMERS,
+            400: field_errors(
+                "Bad filter, or an identity number in the URL (search it with POST /api/customers/search/).",
+                {"search": ["Bu alan en fazla 64 karakter olmalıdır."]},
+            ),
             403: NOT_AUTHENTICATED,
         },
     )
@@ -87,6 +108,29 @@ class CustomersApi(APIView):
         serializer.is_valid(raise_exception=True)
         customer = customer_create(user=request.user, data=serializer.validated_data)
         return Response(CustomerSerializer(customer).data, status=status.HTTP_201_CREATED)
+
+
+class CustomerSearchApi(APIView):
+    """POST: the agency's customers by name or a full TCKN/VKN, the term in the body."""
+
+    @extend_schema(
+        operation_id="customers_search",
+        summary="Search customers (by name or a full TCKN/VKN)",
+        description=search_post_description("/api/customers/"),
+        request=SearchInputSerializer,
+        parameters=PAGE_PARAMETERS,
+        examples=[OpenApiExample("By TCKN", request_only=True, value={"search": "10000000146"})],
+        responses={
+            200: PAGINATED_CUSTOMERS,
+            400: field_errors("Bad term.", {"search": ["Bu alan boş bırakılamaz."]}),
+            403: NOT_AUTHENTICATED,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        term = SearchInputSerializer(data=request.data)
+        term.is_valid(raise_exception=True)
+        customers = selectors.customer_list(user=request.user, search=term.validated_data["search"])
+        return _paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)
 
 
 class CustomerDetailApi(APIView):

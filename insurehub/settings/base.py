@@ -309,6 +309,13 @@ if Q_CLUSTER["timeout"] >= Q_CLUSTER["retry"]:
 # Seconds to wait for an insurer to accept a connection. The read timeout comes from each
 # operation's policy, because a trafik quote and a nightly sync can afford different waits.
 INSURER_CONNECT_TIMEOUT = float(os.environ.get("INSURER_CONNECT_TIMEOUT", "3.05"))
+# The insurer hosts the platform may send agencies' credentials to (integrations.insurer_hosts),
+# comma-separated: exact names, or ".anka.com.tr" for a domain and its subdomains. Checked where an
+# insurer's address is saved and on every call. Empty outside DEBUG: no insurer can be called
+# (`manage.py check --deploy` warns). Private, link-local and loopback addresses are refused outside
+# DEBUG whatever the list says; loopback (the sandbox) only with INSURER_ALLOW_LOOPBACK.
+INSURER_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("INSURER_ALLOWED_HOSTS", "").split(",") if h.strip()]
+INSURER_ALLOW_LOOPBACK = env_bool("INSURER_ALLOW_LOOPBACK", False)
 
 # Retention (`manage.py prune_history`, nightly): raw attempt rows, their per-minute sums (older
 # ones are folded into all-time totals, never dropped from /metrics' counters), retry-budget

@@ -27,6 +27,7 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorKind, Refusal
 from integrations.calling.channel import Channel, Reply
+from integrations.masking import mask_and_cut
 
 # What an answer without an insurer code of its own means, by HTTP status.
 GENERIC_STATUS_KINDS: dict[int, ErrorKind] = {
@@ -74,7 +75,7 @@ def parse_money(value: Any) -> Decimal:
     except InvalidOperation as exc:
         raise ValueError(f"premium is not a decimal: {value!r}") from exc
     if not amount.is_finite() or not Decimal(0) <= amount < MAX_PREMIUM:
-        raise ValueError(f"premium out of range: {value!r}"[:200])
+        raise ValueError(mask_and_cut(f"premium out of range: {value!r}", 200))
     return amount.quantize(Decimal("0.01"))
 
 
@@ -149,6 +150,9 @@ class InsurerAdapter(ABC):
             raise ValueError(f"{self.code} credentials need {', '.join(missing)}")
         self.channel = channel
         self.credentials = dict(credentials)
+        # Every credential value, whatever the insurer calls it: an answer that echoes the
+        # request must not carry one into the attempt log (the channel scrubs them out).
+        channel.keep_secret(*self.credentials.values())
 
     @abstractmethod
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote: ...

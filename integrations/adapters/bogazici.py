@@ -34,6 +34,7 @@ from integrations.answers.coverages import coverage_entry, installment_entry, re
 from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
+from integrations.masking import mask_and_cut
 from integrations.pacing.waits import parse_delay_seconds
 
 T = TypeVar("T")
@@ -429,7 +430,7 @@ class BogaziciAdapter(InsurerAdapter):
         def read(result: Element) -> Document:
             policy_no = _child_text(result, "PoliceNo") or asked
             if asked and policy_no != asked:
-                raise ValueError(f"answer is the document of policy {policy_no!r}, not of {asked!r}"[:200])
+                raise ValueError(mask_and_cut(f"answer is the document of policy {policy_no!r}, not of {asked!r}", 200))
             return Document(policy_no=policy_no, content=_pdf_bytes(_required(result, "PdfIcerik")))
 
         return self._exchange("PoliceBasim", DOCUMENT_ELEMENTS, data, read, max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)

@@ -46,6 +46,7 @@ from integrations.answers.coverages import coverage_entry, installment_entry, re
 from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.answers.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, Call, Channel, Reply
+from integrations.masking import mask_and_cut
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
 from integrations.pacing.waits import hint_from_retry_after, parse_reset_epoch
 
@@ -451,7 +452,7 @@ def _money_amount(value: Any) -> Any:
     if not isinstance(value, dict):
         return value
     if value.get("currency") not in (None, CURRENCY):
-        raise ValueError(f"amount in {value.get('currency')!r}, not TRY"[:200])
+        raise ValueError(mask_and_cut(f"amount in {value.get('currency')!r}, not TRY", 200))
     return value.get("amount")
 
 
@@ -490,7 +491,7 @@ def _not_ready(reply: Reply) -> Refusal:
     status = body.get("status") if isinstance(body, dict) else None
     if isinstance(status, str) and status and status != "GENERATING":
         # A 202 says "not yet", but a word we do not know is left for an admin to map.
-        return Refusal(status[:64], f"202 with status {status!r}"[:200], wait=wait)
+        return Refusal(mask_and_cut(status, 64), mask_and_cut(f"202 with status {status!r}", 200), wait=wait)
     return Refusal("GENERATING", "Belge henüz hazırlanıyor", wait=wait, kind=ErrorKind.NOT_READY)
 
 

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from integrations.masking import mask_and_cut
+
 # The platform's coverage vocabulary, in the order a comparison lists them.
 COVERAGE_NAMES_TR: dict[str, str] = {
     # trafik: the legal limits
@@ -67,10 +69,10 @@ def coverage_limit(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ValueError(f"coverage limit is not a decimal string: {value!r}"[:200])
+        raise ValueError(mask_and_cut(f"coverage limit is not a decimal string: {value!r}", 200))
     amount = _decimal(value, "coverage limit")
     if not amount.is_finite() or amount < 0:
-        raise ValueError(f"coverage limit out of range: {value!r}"[:200])
+        raise ValueError(mask_and_cut(f"coverage limit out of range: {value!r}", 200))
     return str(amount.quantize(Decimal("0.01")))
 
 
@@ -79,7 +81,7 @@ def _decimal(value: Any, what: str) -> Decimal:
     try:
         return Decimal(str(value).strip())
     except InvalidOperation:
-        raise ValueError(f"{what} is not a decimal: {value!r}"[:200]) from None
+        raise ValueError(mask_and_cut(f"{what} is not a decimal: {value!r}", 200)) from None
 
 
 def coverage_entry(
@@ -87,7 +89,7 @@ def coverage_entry(
 ) -> dict[str, Any]:
     """One coverage in the stored shape; the Turkish name is ours when we know the cover."""
     if not isinstance(code, str) or not code.strip():
-        raise ValueError(f"coverage without a code: {code!r}"[:200])
+        raise ValueError(mask_and_cut(f"coverage without a code: {code!r}", 200))
     platform_code = coverage_code(code, aliases)
     known_name = COVERAGE_NAMES_TR.get(platform_code)
     given_name = name.strip() if isinstance(name, str) and name.strip() else ""
@@ -100,12 +102,12 @@ def installment_entry(count: Any, total: Any) -> dict[str, Any]:
         raise ValueError("installment count is not a number")
     parts = int(str(count).strip())
     if not 1 <= parts <= 36:
-        raise ValueError(f"installment count out of range: {count!r}"[:200])
+        raise ValueError(mask_and_cut(f"installment count out of range: {count!r}", 200))
     if isinstance(total, bool) or not isinstance(total, str | int):
-        raise ValueError(f"installment total is not a decimal string: {total!r}"[:200])
+        raise ValueError(mask_and_cut(f"installment total is not a decimal string: {total!r}", 200))
     amount = _decimal(total, "installment total")
     if not amount.is_finite() or amount < 0:
-        raise ValueError(f"installment total out of range: {total!r}"[:200])
+        raise ValueError(mask_and_cut(f"installment total out of range: {total!r}", 200))
     return {"count": parts, "total": str(amount.quantize(Decimal("0.01")))}
 
 
@@ -130,7 +132,7 @@ def read_entries(
         try:
             entries.append(read(item))
         except ENTRY_ERRORS as exc:
-            log.warning("%s #%d skipped, unreadable: %s", what, position, str(exc)[:200])
+            log.warning("%s #%d skipped, unreadable: %s", what, position, mask_and_cut(exc, 200))
     return entries
 
 

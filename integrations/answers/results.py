@@ -10,6 +10,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from integrations.masking import mask_and_cut
+
 
 class PolicyStatus(StrEnum):
     ACTIVE = "ACTIVE"
@@ -41,7 +43,7 @@ CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
 
 def _check_text(name: str, value: object, max_length: int) -> None:
     if not isinstance(value, str) or not value.strip() or len(value) > max_length:
-        raise ValueError(f"{name} is not a usable text: {value!r}"[:200])
+        raise ValueError(mask_and_cut(f"{name} is not a usable text: {value!r}", 200))
 
 
 class _Result:
@@ -61,7 +63,7 @@ class Quote(_Result):
     def __post_init__(self) -> None:
         _check_text("quote_no", self.quote_no, MAX_NUMBER_LENGTH)
         if not isinstance(self.currency, str) or not CURRENCY_RE.match(self.currency):
-            raise ValueError(f"currency is not an ISO code: {self.currency!r}"[:200])
+            raise ValueError(mask_and_cut(f"currency is not an ISO code: {self.currency!r}", 200))
         if not isinstance(self.premium, Decimal) or not self.premium.is_finite():
             raise ValueError(f"premium is not a decimal: {self.premium!r}")
         if not Decimal(0) <= self.premium < MAX_PREMIUM:

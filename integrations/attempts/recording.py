@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from integrations.answers.taxonomy import ErrorClass
+from integrations.masking import mask_and_cut
 
 logger = logging.getLogger("integrations.attempts")
 
@@ -177,5 +178,5 @@ def _log(attempt: AttemptRecord) -> None:
         attempt.error_kind,
         attempt.provider_code,
         attempt.http_status,
-        attempt.raw_sample[:300] if level == logging.WARNING else "",
+        mask_and_cut(attempt.raw_sample, 300) if level == logging.WARNING else "",
     )

@@ -9,7 +9,9 @@ records the attempt. Adapters only describe their insurer: URLs, bodies and a co
 from __future__ import annotations
 
 import heapq
+import html
 import itertools
+import json
 import logging
 import os
 import socket
@@ -21,6 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
+from urllib.parse import quote, quote_plus, urlsplit
+from xml.sax.saxutils import escape as xml_escape
 
 import requests
 from django.conf import settings
@@ -34,7 +38,8 @@ from insurehub.dbpool import db_connection_release
 from integrations.answers.classification import classify
 from integrations.answers.taxonomy import LOCAL_RATE_LIMIT, ErrorClass, ErrorKind, InsurerError, Refusal
 from integrations.attempts.recording import MAX_RAW_SAMPLE, AttemptRecord, AttemptRecorder
-from integrations.masking import mask_and_cut, raw_sample
+from integrations.insurer_hosts import insurer_host_problem, insurer_ip_problem
+from integrations.masking import decode_body, mask_and_cut
 
 T = TypeVar("T")
 
@@ -42,6 +47,10 @@ logger = logging.getLogger("integrations.calling")
 
 # provider_code of a request refused before sending: never recorded as an attempt.
 NOT_SENT = "REQUEST_NOT_SENT"
+# provider_code of a request refused because the insurer's address is not one the platform may
+# send credentials to (`integrations.insurer_hosts`): permanent, nothing sent, never an attempt.
+HOST_NOT_ALLOWED = "HOST_NOT_ALLOWED"
+_UNSENT = frozenset({NOT_SENT, HOST_NOT_ALLOWED})
 
 # An answer larger than this is not an insurer's answer to a quote; refuse to hold it.
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
@@ -99,9 +108,13 @@ class Reply:
     def content_type(self) -> str:
         return self.headers.get("Content-Type", "").split(";")[0].strip().lower()
 
-    def sample(self) -> str:
+    def sample(self, scrub: Callable[[str], str] | None = None) -> str:
+        """What the attempt log keeps of this answer: decoded, `scrub`bed (the channel takes the
+        call's credentials out), masked, then cut; scrubbed before the cut, or a cut through a
+        password would leave its head."""
         charset = self.headers.get("Content-Type", "").partition("charset=")[2].split(";")[0].strip(" \"'")
-        return raw_sample(self.content, MAX_RAW_SAMPLE, charset=charset or None)
+        text = decode_body(self.content, charset or None)[: MAX_RAW_SAMPLE + _SCRUB_WINDOW]
+        return mask_and_cut(scrub(text) if scrub else text, MAX_RAW_SAMPLE)
 
 
 @dataclass
@@ -194,8 +207,64 @@ class Channel:
         self.error_table = error_table
         self._session = session
         self.last_http_status: int | None = None
+        # Every form in which a credential of this endpoint may come back in an answer (see
+        # `keep_secret`): the account's credentials, a user and password in the address, and each
+        # secret header value sent so far (a bearer token). Longest first, so no part of one is
+        # left behind by a shorter one replaced inside it.
+        self._secret_forms: set[str] = set()
+        self._secret_order: list[str] = []
+        address = urlsplit(self.base_url)
+        try:
+            self._host = address.hostname or ""
+        except ValueError:
+            self._host = ""
+        self.keep_secret(address.username, address.password)
         # Installed by the retry engine for the operation's run; None: unpaced (a test, a probe).
         self.pacer: Pacer | None = None
+
+    def keep_secret(self, *values: object) -> None:
+        """Never let these values reach a stored text (attempt log, error, durable record).
+
+        The adapter's base class hands over its account's credentials: an insurer's error page
+        may echo the request, Boğaziçi's password in the SOAP body, Çınar's `client_secret` in the
+        token body. Values shorter than four characters are not scrubbed: they would take out
+        ordinary words, and no insurer issues a credential that short."""
+        for value in values:
+            if value is None or isinstance(value, bool):
+                continue
+            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+            self._secret_forms.update(secret_forms(text))
+        self._secret_order = sorted(self._secret_forms, key=len, reverse=True)
+
+    def scrubbed(self, text: str, call: Call | None = None, *, limit: int) -> str:
+        """`text` fit to keep: credentials out (the endpoint's, and `call`'s header values),
+        identity numbers masked, then cut to `limit`."""
+        return mask_and_cut(self._scrub(text[: limit + _SCRUB_WINDOW], call), limit)
+
+    def _scrub(self, text: str, call: Call | None) -> str:
+        if not text:
+            return text
+        forms = self._secret_order
+        if call is not None and call.headers:
+            forms = sorted({*forms, *_header_secret_forms(call)}, key=len, reverse=True)
+        for form in forms:
+            if form in text:
+                text = text.replace(form, _SCRUBBED)
+        # A text cut before it reached us (an adapter's own message) may end in a credential's head.
+        for form in forms:
+            for size in range(len(form) - 1, _MIN_SECRET_LENGTH - 1, -1):
+                if text.endswith(form[:size]):
+                    return text[:-size] + _SCRUBBED
+        return text
+
+    def _scrub_error(self, error: InsurerError, call: Call) -> None:
+        """Every text of `error` scrubbed in place, before it is recorded or raised: the attempt
+        row and every record built from the error (a quote row, a durable record's
+        `error_message` and `raw_answer`) get only what is left."""
+        error.message = self.scrubbed(error.message or "", call, limit=500)
+        error.raw_sample = self.scrubbed(error.raw_sample or "", call, limit=MAX_RAW_SAMPLE)
+        error.provider_code = self.scrubbed(error.provider_code or "", call, limit=64)
+        error.args = (f"{error.kind} ({error.provider_code}): {error.message}".strip(),)
 
     def remaining(self) -> float | None:
         if self.context.deadline_at is None:
@@ -207,6 +276,7 @@ class Channel:
         (or `ExchangeStopped`, inside `exchanges_stoppable` once the process is stopping)."""
         if _stoppable() and _watchdog.stopped:
             raise ExchangeStopped(sent=False)  # nothing sent, nothing recorded
+        self._refuse_unless_allowed_host(call)
         remaining = self.remaining()
         if remaining is not None and remaining <= 0.05:
             # Nothing is sent, so nothing is recorded: the insurer never saw this call.
@@ -233,13 +303,15 @@ class Channel:
             self._record(call, started_at, started, reply, stopped.error)
             raise
         except InsurerError as error:
-            if error.provider_code != NOT_SENT:
+            if error.provider_code not in _UNSENT:
                 self._record(call, started_at, started, reply, error)
                 if pacer is not None:
                     pacer.after_answer(call, throttled=error.is_throttle)
+            else:
+                self._scrub_error(error, call)
             raise
         except Refusal as refusal:
-            error = self._from_refusal(refusal, reply)
+            error = self._from_refusal(refusal, reply, call)
             self._record(call, started_at, started, reply, error)
             if pacer is not None:
                 pacer.after_answer(call, throttled=error.is_throttle)
@@ -248,11 +320,11 @@ class Channel:
             error = InsurerError(
                 ErrorKind.UNCLASSIFIED,
                 provider_code="MALFORMED_RESPONSE",
-                # The exception may quote the answer, identity numbers included.
-                message=_scrubbed(f"{type(exc).__name__}: {exc}", call, 300),
+                # The exception may quote the answer, identity numbers and echoed credentials included.
+                message=self.scrubbed(f"{type(exc).__name__}: {exc}", call, limit=300),
                 http_status=reply.status if reply else None,
                 ambiguous=True,
-                raw_sample=reply.sample() if reply else "",
+                raw_sample=self._sample(reply, call),
             )
             self._record(call, started_at, started, reply, error)
             if pacer is not None:
@@ -262,6 +334,27 @@ class Channel:
         if pacer is not None:
             pacer.after_answer(call, throttled=False)
         return result
+
+    def _refuse_unless_allowed_host(self, call: Call) -> None:
+        """The address saved for the insurer is checked where it is saved; this is the check of
+        the call itself (an address saved before the allow-list, a setting changed since, an
+        address given by hand to the probe): a host the platform may not send credentials to is
+        a permanent refusal on our side, nothing sent, no attempt row."""
+        problem = insurer_host_problem(self._host)
+        if problem:
+            raise self._host_refusal(call, problem)
+
+    def _host_refusal(self, call: Call, problem: str) -> InsurerError:
+        ctx = self.context
+        logger.error(
+            "insurer=%s op=%s call=%s account=%s refused locally, host not allowed: %s (not sent)",
+            ctx.insurer_code,
+            ctx.operation,
+            call.name,
+            ctx.account_key,
+            problem,
+        )
+        return InsurerError(ErrorKind.NOT_ALLOWED, provider_code=HOST_NOT_ALLOWED, message=problem)
 
     def _pace(self, pacer: Pacer, call: Call, remaining: float | None) -> None:
         """Take the call's send slot. One beyond the deadline (less the least time a call needs)
@@ -285,6 +378,11 @@ class Channel:
             raise
 
     def _send(self, call: Call, read_timeout: float) -> Reply:
+        # A token sent once may be echoed in a later answer, to this call or another.
+        sent = _header_secret_forms(call)
+        if not sent <= self._secret_forms:
+            self._secret_forms |= sent
+            self._secret_order = sorted(self._secret_forms, key=len, reverse=True)
         session = self._session or _session()
         try:
             prepared = _prepared(session, call, self.base_url + call.path)
@@ -292,7 +390,7 @@ class Channel:
             # Refused before a byte left (a header with a line break, a bad URL): the insurer
             # never saw it, so no attempt is recorded and nothing can have taken effect.
             raise InsurerError(
-                ErrorKind.UNCLASSIFIED, provider_code=NOT_SENT, message=_not_sent_message(exc, call)
+                ErrorKind.UNCLASSIFIED, provider_code=NOT_SENT, message=self._not_sent_message(exc, call)
             ) from exc
         try:
             with _DeadlineWatch(read_timeout, stoppable=_stoppable()):
@@ -306,36 +404,61 @@ class Channel:
                     content = _read_capped(response, call.max_bytes)
                 finally:
                     response.close()
+        except _AddressRefused as refused:
+            # The name resolved to an address the platform may not send to: closed before a byte left.
+            raise self._host_refusal(call, str(refused)) from refused
         except requests.exceptions.ConnectTimeout as exc:
             raise InsurerError(
-                ErrorKind.TIMEOUT, provider_code="CONNECT_TIMEOUT", message=_transport_message(exc, call)
+                ErrorKind.TIMEOUT, provider_code="CONNECT_TIMEOUT", message=self.scrubbed(str(exc), call, limit=300)
             ) from exc
         except requests.exceptions.ReadTimeout as exc:
             # The request went out; the insurer may have acted on it.
             raise InsurerError(
-                ErrorKind.TIMEOUT, provider_code="READ_TIMEOUT", message=_transport_message(exc, call), ambiguous=True
+                ErrorKind.TIMEOUT,
+                provider_code="READ_TIMEOUT",
+                message=self.scrubbed(str(exc), call, limit=300),
+                ambiguous=True,
             ) from exc
         except requests.exceptions.ConnectionError as exc:
             if _never_connected(exc):
                 raise InsurerError(
-                    ErrorKind.CONNECTION, provider_code="CONNECT_FAILED", message=_transport_message(exc, call)
+                    ErrorKind.CONNECTION,
+                    provider_code="CONNECT_FAILED",
+                    message=self.scrubbed(str(exc), call, limit=300),
                 ) from exc
             raise InsurerError(
                 ErrorKind.CONNECTION,
                 provider_code="CONNECTION_RESET",
-                message=_transport_message(exc, call),
+                message=self.scrubbed(str(exc), call, limit=300),
                 ambiguous=True,
             ) from exc
         except requests.exceptions.RequestException as exc:
             raise InsurerError(
                 ErrorKind.CONNECTION,
                 provider_code="INCOMPLETE_RESPONSE",
-                message=_transport_message(exc, call),
+                message=self.scrubbed(str(exc), call, limit=300),
                 ambiguous=True,
             ) from exc
         return Reply(status=response.status_code, headers=response.headers, content=content)
 
-    def _from_refusal(self, refusal: Refusal, reply: Reply | None) -> InsurerError:
+    def _not_sent_message(self, exc: BaseException, call: Call) -> str:
+        """`requests` quotes the offending header value in an InvalidHeader (a credential, with
+        its stray line break); we name the header instead and never use its text."""
+        if isinstance(exc, requests.exceptions.InvalidHeader):
+            for name, value in (call.headers or {}).items():
+                try:
+                    requests.utils.check_header_validity((name, value))
+                except requests.exceptions.InvalidHeader:
+                    # Only a header name we wrote ourselves is named, and never its value.
+                    shown = name if isinstance(name, str) and name.isprintable() and len(name) <= 64 else "?"
+                    return f"InvalidHeader: header {shown!r} has an invalid name or value"
+            return "InvalidHeader: a header has an invalid name or value"
+        return self.scrubbed(f"{type(exc).__name__}: {exc}", call, limit=300)
+
+    def _sample(self, reply: Reply | None, call: Call) -> str:
+        return reply.sample(lambda text: self._scrub(text, call)) if reply else ""
+
+    def _from_refusal(self, refusal: Refusal, reply: Reply | None, call: Call) -> InsurerError:
         kind = classify(self.context.insurer_code, refusal.code, table=self.error_table, fallback=refusal.kind)
         status = reply.status if reply else None
         if refusal.ambiguous is not None:
@@ -346,12 +469,12 @@ class Channel:
         return InsurerError(
             kind,
             provider_code=refusal.code,
-            message=mask_and_cut(refusal.message, 500),
+            message=self.scrubbed(refusal.message, call, limit=500),
             http_status=status,
             field=refusal.field,
             wait=refusal.wait,
             ambiguous=ambiguous and kind is not ErrorKind.THROTTLED,
-            raw_sample=reply.sample() if reply else "",
+            raw_sample=self._sample(reply, call),
             # Only a refusal the adapter read as the insurer's verdict, and still a refusal after
             # the admin's mapping: a code remapped to a retryable kind proves nothing.
             settles_issuance=refusal.settles_issuance and kind.error_class is ErrorClass.PERMANENT,
@@ -367,6 +490,8 @@ class Channel:
     ) -> None:
         ctx = self.context
         self.last_http_status = reply.status if reply else None
+        if error is not None:
+            self._scrub_error(error, call)
         self.recorder.record(
             AttemptRecord(
                 insurer_code=ctx.insurer_code,
@@ -378,11 +503,11 @@ class Channel:
                 reference=ctx.reference,
                 ok=error is None,
                 http_status=reply.status if reply else (error.http_status if error else None),
-                provider_code=error.provider_code[:64] if error else "",
+                provider_code=error.provider_code if error else "",
                 error_class=error.error_class.value if error else "",
                 error_kind=error.kind.value if error else "",
                 ambiguous=bool(error and error.ambiguous),
-                message=error.message[:500] if error else "",
+                message=error.message if error else "",
                 raw_sample=(error.raw_sample if error else ""),
                 latency_ms=round((time.perf_counter() - started) * 1000, 2),
                 started_at=started_at,
@@ -393,46 +518,48 @@ class Channel:
 
 # Headers that carry no secret: their values may be named in a message.
 _PLAIN_HEADERS = frozenset({"accept", "accept-encoding", "content-type", "content-length", "soapaction", "user-agent"})
+# What stands where a credential was.
+_SCRUBBED = "***"
+_MIN_SECRET_LENGTH = 4
+# How far past a cut a text is scrubbed, so a credential straddling the cut is seen whole.
+_SCRUB_WINDOW = 8192
 
 
-def _secrets_of(call: Call) -> list[str]:
-    """Every form in which a header value of `call` could show up in an exception's text: as
-    sent, as Python repr'd it, and each word of it ("Bearer <token>")."""
+def secret_forms(value: str) -> set[str]:
+    """Every way `value` may come back in an answer that echoes the request: as sent, and as
+    JSON (ASCII or not), XML and HTML (quotes escaped or not), Python's repr and URL encoding
+    (either case of hex) write it. Only forms of four characters or more."""
+    value = value.strip()
+    percent = quote(value, safe="")
+    forms = {
+        value,
+        repr(value)[1:-1],
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        xml_escape(value),
+        xml_escape(value, {'"': "&quot;", "'": "&apos;"}),
+        html.escape(value),
+        html.escape(value).replace("&#x27;", "&#39;"),
+        percent,
+        percent.lower() if percent != value else value,
+        quote(value),
+        quote_plus(value, safe=""),
+    }
+    return {form for form in forms if len(form) >= _MIN_SECRET_LENGTH}
+
+
+def _header_secret_forms(call: Call) -> set[str]:
+    """The forms of every header value of `call` but the plain ones: as sent, as Python repr'd
+    it, and each word of it ("Bearer <token>", "Basic <base64>")."""
     found: set[str] = set()
     for name, value in (call.headers or {}).items():
-        if str(name).lower() in _PLAIN_HEADERS:
+        if str(name).lower() in _PLAIN_HEADERS or value is None:
             continue
         text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-        for form in (text, repr(text)[1:-1], repr(value), *text.split()):
-            if len(form.strip()) >= 4:
-                found.add(form.strip())
-    return sorted(found, key=len, reverse=True)
-
-
-def _scrubbed(text: str, call: Call, limit: int) -> str:
-    """Credentials out, identity numbers masked, then cut: agents read this on the desk."""
-    for secret in _secrets_of(call):
-        text = text.replace(secret, "***")
-    return mask_and_cut(text, limit)
-
-
-def _not_sent_message(exc: BaseException, call: Call) -> str:
-    """`requests` quotes the offending header value in an InvalidHeader (a credential, with
-    its stray line break); we name the header instead and never use its text."""
-    if isinstance(exc, requests.exceptions.InvalidHeader):
-        for name, value in (call.headers or {}).items():
-            try:
-                requests.utils.check_header_validity((name, value))
-            except requests.exceptions.InvalidHeader:
-                # Only a header name we wrote ourselves is named, and never its value.
-                shown = name if isinstance(name, str) and name.isprintable() and len(name) <= 64 else "?"
-                return _scrubbed(f"InvalidHeader: header {shown!r} has an invalid name or value", call, 300)
-        return "InvalidHeader: a header has an invalid name or value"
-    return _scrubbed(f"{type(exc).__name__}: {exc}", call, 300)
-
-
-def _transport_message(exc: BaseException, call: Call) -> str:
-    return _scrubbed(str(exc), call, 300)
+        for form in (text, repr(value), *text.split()):
+            if len(form.strip()) >= _MIN_SECRET_LENGTH:
+                found |= secret_forms(form.strip())
+    return found
 
 
 def _read_capped(response: requests.Response, limit: int) -> bytes:
@@ -620,8 +747,28 @@ def _cut(watch: _DeadlineWatch) -> None:
 _watchdog = _Watchdog()
 
 
+class _AddressRefused(Exception):
+    """The connection reached an address the platform may not send credentials to. Not an
+    OSError on purpose: urllib3 and requests pass it through unwrapped, to the channel."""
+
+
 class _WatchedConnection:
-    """Arms the exchange's deadline watch once the request is out and the answer is awaited."""
+    """Arms the exchange's deadline watch once the request is out and the answer is awaited, and
+    refuses a connection whose address is not allowed before anything is sent on it."""
+
+    def _new_conn(self):  # type: ignore[no-untyped-def]
+        sock = super()._new_conn()  # type: ignore[misc]
+        try:
+            peer = sock.getpeername()[0]
+        except (OSError, IndexError):
+            return sock
+        # The allow-list holds names; the address the name resolved to must be public as well,
+        # or a name (or a rebinding DNS answer) would lead inside the network.
+        problem = insurer_ip_problem(str(peer))
+        if problem:
+            sock.close()
+            raise _AddressRefused(problem)
+        return sock
 
     def getresponse(self):  # type: ignore[no-untyped-def]
         watch = getattr(_watching, "current", None)

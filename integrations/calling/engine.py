@@ -29,6 +29,7 @@ from integrations.answers.results import Address, Cancellation, Document, Policy
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, WaitHint
 from integrations.attempts.recording import AttemptRecorder
 from integrations.calling.channel import ExchangeStopped
+from integrations.masking import mask_and_cut
 from integrations.operations import Operation
 from integrations.pacing.send_rate import pacing_unavailable
 from integrations.pacing.waits import full_jitter_backoff, signalled_wait_with_spread
@@ -615,7 +616,7 @@ def _outcome_still_unknown(error: InsurerError) -> InsurerError:
     return InsurerError(
         ErrorKind.UNAVAILABLE,
         provider_code=error.provider_code,
-        message=f"Poliçenin durumu henüz öğrenilemedi ({error.kind.value}): {error.message}"[:300],
+        message=mask_and_cut(f"Poliçenin durumu henüz öğrenilemedi ({error.kind.value}): {error.message}", 300),
         http_status=error.http_status,
         ambiguous=True,
         raw_sample=error.raw_sample,

@@ -38,6 +38,7 @@ from django.utils import timezone
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError
 from integrations.calling.channel import WORKER_STOPPED, ExchangeStopped, exchanges_stop, exchanges_stoppable
 from integrations.calling.engine import NOT_SETTLED, Outcome, is_wait_not_failure, next_wait
+from integrations.masking import mask_and_cut
 from integrations.retry_policies import RetryPolicy
 from integrations.work.item import WorkItem, WorkState
 
@@ -216,9 +217,9 @@ def _error_fields(error: InsurerError) -> dict[str, object]:
     return {
         "error_class": error.error_class.value,
         "error_kind": error.kind.value,
-        "provider_code": error.provider_code[:64],
-        "error_message": (error.agent_message() + (f" ({error.message})" if error.message else ""))[:500],
-        "raw_answer": error.raw_sample[:MAX_RAW_ANSWER],
+        "provider_code": mask_and_cut(error.provider_code, 64),
+        "error_message": mask_and_cut(error.agent_message() + (f" ({error.message})" if error.message else ""), 500),
+        "raw_answer": mask_and_cut(error.raw_sample, MAX_RAW_ANSWER),
     }
 
 
@@ -294,7 +295,7 @@ def work_postpone(item: WorkItem, *, seconds: float, reason: str) -> WorkState |
                 lease_expires_at=None,
                 finished_at=now,
                 updated_at=now,
-                error_message=f"{reason} {WORK_MAX_IN_PLAY_HOURS:g} saattir sonuçlanmadı."[:500],
+                error_message=mask_and_cut(f"{reason} {WORK_MAX_IN_PLAY_HOURS:g} saattir sonuçlanmadı.", 500),
             )
         )
         return WorkState.DEFERRED if moved else None
@@ -306,7 +307,7 @@ def work_postpone(item: WorkItem, *, seconds: float, reason: str) -> WorkState |
             next_attempt_at=_db_in(seconds),
             lease_expires_at=None,
             updated_at=now,
-            error_message=reason[:500],
+            error_message=mask_and_cut(reason, 500),
         )
     )
     return WorkState.PENDING if moved else None
@@ -334,7 +335,7 @@ def work_hand_back(item: WorkItem, *, message: str = HANDED_BACK_MESSAGE) -> Wor
             error_class="",
             error_kind="",
             provider_code=WORKER_STOPPED,
-            error_message=message[:500],
+            error_message=mask_and_cut(message, 500),
         )
     )
     return WorkState.PENDING if moved else None
@@ -533,7 +534,8 @@ def work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: Retry
         error = InsurerError(
             ErrorKind.UNCLASSIFIED,
             provider_code="PLATFORM_ERROR",
-            message=f"{type(exc).__name__}: {exc}"[:300],
+            # Our own exception may quote a record's payload (an owner's TCKN): masked, then cut.
+            message=mask_and_cut(f"{type(exc).__name__}: {exc}", 300),
             ambiguous=True,
         )
     if outcome is not None and outcome.retry_refused:

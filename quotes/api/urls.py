@@ -10,6 +10,8 @@ app_name = "api"
 
 urlpatterns = [
     path("quote-requests/", views.QuoteRequestsApi.as_view(), name="quote-requests"),
+    # Before the detail route: "search" is no request id.
+    path("quote-requests/search/", views.QuoteRequestSearchApi.as_view(), name="quote-request-search"),
     path("quote-requests/<str:public_id>/", views.QuoteRequestDetailApi.as_view(), name="quote-request-detail"),
     path(
         "quote-requests/<str:public_id>/comparison/",

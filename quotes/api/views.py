@@ -13,6 +13,8 @@ import math
 import re
 import uuid
 
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
@@ -72,6 +74,40 @@ def query_filters(serializer_class: type[serializers.Serializer], request: Reque
     return filters.validated_data
 
 
+# gunicorn's access log (and every proxy's) writes the whole URL: an identity number in `?search=`
+# would sit there in full. Nine digits are most of one (plates have at most six).
+_IDENTITY_DIGITS_IN_URL = 9
+
+
+def search_not_in_url(value: str, *, search_path: str) -> str:
+    """A list's GET `search`, refused when it holds an identity number (a TCKN/VKN, or most of
+    one): that search is a POST to `search_path`, with the number in the body."""
+    if sum(ch.isdigit() for ch in value) >= _IDENTITY_DIGITS_IN_URL:
+        raise serializers.ValidationError(
+            "T.C. kimlik / vergi numarasıyla arama adres satırında (GET) yapılamaz: adres sunucu "
+            f"kayıtlarına olduğu gibi yazılır. Aramayı POST {search_path} ile gövdede gönderin "
+            '({"search": "..."}).'
+        )
+    return value
+
+
+class SearchInputSerializer(serializers.Serializer):
+    """The body of a list's POST search: the term never sits in a URL."""
+
+    search = serializers.CharField(max_length=64, help_text="The term; a full TCKN/VKN finds its records.")
+
+    class Meta:
+        ref_name = "ListSearchInput"
+
+
+def search_post_description(list_path: str) -> str:
+    return (
+        f"The list of GET {list_path} filtered by a term sent in the body, so an identity number "
+        "never reaches a URL (access logs keep URLs whole). Pages as the list does: `limit` and "
+        "`offset` in the query; `next` and `previous` are POSTed again with the same body."
+    )
+
+
 def uuid_or_404(value: str) -> uuid.UUID:
     try:
         return uuid.UUID(value)
@@ -106,6 +142,36 @@ RETRY_AFTER = OpenApiParameter(
 )
 
 
+QUOTE_REQUEST_SEARCH_PATH = "/api/quote-requests/search/"
+# One component for the list and its POST search: the same page of the same items.
+PAGINATED_QUOTE_REQUESTS = paginated(QuoteRequestListItemSerializer, name="PaginatedQuoteRequestList")
+
+
+class QuoteRequestSearchApi(APIView):
+    """POST: the agency's quote requests by plate or a customer's TCKN/VKN, the term in the body."""
+
+    @extend_schema(
+        operation_id="quote_requests_search",
+        summary="Search quote requests (by plate or a customer's TCKN/VKN)",
+        description=search_post_description("/api/quote-requests/"),
+        request=SearchInputSerializer,
+        parameters=PAGE_PARAMETERS,
+        examples=[OpenApiExample("By TCKN", request_only=True, value={"search": "10000000146"})],
+        responses={
+            200: PAGINATED_QUOTE_REQUESTS,
+            400: field_errors("Bad term.", {"search": ["Bu alan boş bırakılamaz."]}),
+            403: NOT_AUTHENTICATED,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        term = SearchInputSerializer(data=request.data)
+        term.is_valid(raise_exception=True)
+        requests = selectors.quote_request_list(user=request.user, search=term.validated_data["search"])
+        return _paginated_response(
+            queryset=requests, serializer_class=QuoteRequestListItemSerializer, request=request, view=self
+        )
+
+
 class QuoteRequestsApi(APIView):
     """GET lists the agency's requests; POST asks every insurer for a quote."""
 
@@ -123,11 +189,17 @@ class QuoteRequestsApi(APIView):
 
     class ListFilterSerializer(serializers.Serializer):
         search = serializers.CharField(
-            required=False, allow_blank=True, max_length=64, help_text="A plate or a customer's full TCKN/VKN."
+            required=False,
+            allow_blank=True,
+            max_length=64,
+            help_text="A plate. A customer's TCKN/VKN is searched with POST /api/quote-requests/search/ (400 here).",
         )
 
         class Meta:
             ref_name = "QuoteRequestListFilter"
+
+        def validate_search(self, value: str) -> str:
+            return search_not_in_url(value, search_path=QUOTE_REQUEST_SEARCH_PATH)
 
     class CreateInputSerializer(serializers.Serializer):
         product = serializers.ChoiceField(choices=PRODUCT_CHOICES)
@@ -149,8 +221,11 @@ class QuoteRequestsApi(APIView):
         summary="List quote requests",
         parameters=[ListFilterSerializer, *PAGE_PARAMETERS],
         responses={
-            200: paginated(QuoteRequestListItemSerializer, name="PaginatedQuoteRequestList"),
-            400: field_errors("Bad filter.", {"search": ["Bu alan en fazla 64 karakter olmalıdır."]}),
+            200: PAGINATED_QUOTE_REQUESTS,
+            400: field_errors(
+                "Bad filter, or an identity number in the URL (search it with POST /api/quote-requests/search/).",
+                {"search": ["Bu alan en fazla 64 karakter olmalıdır."]},
+            ),
             403: NOT_AUTHENTICATED,
         },
     )
@@ -231,6 +306,9 @@ class QuoteRequestDetailApi(APIView):
         return Response(quote_request_data(quote_request, rows))
 
 
+# A card token in an error report (the 500 mail, a debug page) is a card: starred out there, when
+# the body is a form (a JSON body is never in such a report's POST).
+@method_decorator(sensitive_post_parameters("payment_token"), name="dispatch")
 class InsurerQuoteIssueApi(APIView):
     class InputSerializer(serializers.Serializer):
         payment_token = serializers.CharField(max_length=200, help_text="The payment provider's card token.")

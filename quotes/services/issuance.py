@@ -37,6 +37,7 @@ from integrations.answers.taxonomy import ErrorKind, InsurerError
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run, new_reference
 from integrations.calling.engine import IssuanceHistory, Outcome
 from integrations.credentials import decrypt_secret, encrypt_secret
+from integrations.masking import mask_and_cut
 from integrations.retry_policies import policy_for
 from integrations.work.item import WorkState
 from integrations.work.registry import WorkRegistration, work_kind_register
@@ -340,7 +341,7 @@ def _issuance_note(issuance: Issuance, error: InsurerError, outcome: Outcome | N
     """What a person reads while the outcome is open: never "failed" when a policy may exist."""
     maybe_sent = Issuance.objects.values_list("maybe_sent", flat=True).get(pk=issuance.pk)
     if maybe_sent and (outcome is None or outcome.outcome == "unknown" or error.ambiguous):
-        return f"{UNKNOWN_OUTCOME_MESSAGE} ({error.provider_code}: {error.message})"[:300]
+        return mask_and_cut(f"{UNKNOWN_OUTCOME_MESSAGE} ({error.provider_code}: {error.message})", 300)
     return error.message
 
 

@@ -303,9 +303,27 @@ def _ask(row: InsurerQuote) -> None:
         _store_outcome(row, outcome, extra_details=confirmed)
 
 
+QUOTE_CURRENCY = "TRY"
+NOT_TRY_MESSAGE = "Şirket teklifi TL dışında bir para biriminde ({currency}) verdi; TL tekliflerle karşılaştırılamaz."
+
+
 def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[str, str] | None = None) -> None:
     now = timezone.now()
     live = InsurerQuote.objects.filter(id=row.id).exclude(state__in=InsurerQuote.FINAL_STATES)
+    if outcome.ok and outcome.result.currency != QUOTE_CURRENCY:
+        # CONTRACTS.md: money is TRY. A premium in another currency would be compared, sorted and
+        # sold as lira: the row is refused, what the insurer said kept for support.
+        quote = outcome.result
+        live.update(
+            state=InsurerQuote.State.FAILED,
+            error_class=ErrorClass.PERMANENT.value,
+            error_kind=ErrorKind.BUSINESS_REJECT.value,
+            provider_code="CURRENCY_NOT_TRY",
+            message=mask_and_cut(NOT_TRY_MESSAGE.format(currency=quote.currency), 300),
+            provider_message=mask_and_cut(f"{quote.quote_no}: {quote.premium} {quote.currency}", 300),
+            finished_at=now,
+        )
+        return
     if outcome.ok:
         quote = outcome.result
         live.update(
@@ -325,8 +343,8 @@ def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[s
         state=InsurerQuote.State.NO_ANSWER if no_answer else InsurerQuote.State.FAILED,
         error_class=error.error_class.value,
         error_kind=error.kind.value,
-        provider_code=error.provider_code[:64],
-        message=(_no_answer_message(error) if no_answer else plain_message(error))[:300],
+        provider_code=mask_and_cut(error.provider_code, 64),
+        message=mask_and_cut(_no_answer_message(error) if no_answer else plain_message(error), 300),
         provider_message=mask_and_cut(error.message, 300),
         finished_at=now,
     )

@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods
 
 from insurehub.desk_errors import desk_errors
@@ -21,6 +22,9 @@ from quotes.views.common import ISSUANCE_FINAL_STATES, fragment_login_required
 
 
 @login_required
+# A card token in an error report (the 500 mail, a debug page) is a card: starred out there.
+@sensitive_post_parameters("payment_token")
+@sensitive_variables("form")
 @require_http_methods(["GET", "POST"])
 @desk_errors
 def issuance_confirm(request: HttpRequest, pk: int) -> HttpResponse:

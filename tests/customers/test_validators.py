@@ -64,7 +64,27 @@ def test_landlines_and_0850_lines_are_accepted():
     assert normalize_phone("0850 222 00 00") == "+908502220000"
 
 
-@pytest.mark.parametrize("typed", ["0532 123 45 6", "0132 123 45 67", "+1 415 555 0100", "telefon", "0532١٢٣٤٥٦٧"])
+@pytest.mark.parametrize(("typed", "stored"), [("444 1 234", "+904441234"), ("0 444 12 34", "+904441234")])
+def test_444_lines_are_accepted_in_their_seven_digits(typed, stored):
+    """A company's 444 line has seven digits: a Turkish number all the same."""
+    assert normalize_phone(typed) == stored
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "0532 123 45 6",
+        "0132 123 45 67",
+        "+1 415 555 0100",
+        "telefon",
+        "0532١٢٣٤٥٦٧",
+        "0200 123 45 67",  # the right shape, but no such area code
+        "0590 123 45 67",  # no such mobile operator prefix
+        "0900 123 45 67",  # a premium-rate line is no customer's phone
+        "0532 123 45 67 dahili 5",
+        "1" * 40,
+    ],
+)
 def test_a_phone_that_is_not_turkish_is_a_phone_error(typed):
     errors = errors_of(phone=typed)
     assert list(errors) == ["phone"] and "Telefon" in errors["phone"]

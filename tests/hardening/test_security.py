@@ -51,6 +51,7 @@ def production_env(tmp_path: Path, **overrides: str | None) -> dict[str, str]:
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(64),
         "INSUREHUB_CREDENTIALS_KEY": Fernet.generate_key().decode(),
         "DJANGO_ALLOWED_HOSTS": "insurehub.example",
+        "INSURER_ALLOWED_HOSTS": ".anka.example,ws.bogazici.example",
         "INSUREHUB_VAR_DIR": str(tmp_path),
     }
     # The test process's own switches (the browser fixture allows async-unsafe ORM calls) stay out.
@@ -95,6 +96,12 @@ names = ["DEBUG", "SESSION_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY", "SESSION_C
          "CSRF_COOKIE_DOMAIN", "ALLOWED_HOSTS", "MIDDLEWARE", "PASSWORD_HASHERS"]
 print(json.dumps({n: getattr(s, n) for n in names}))
 """
+
+
+def test_check_deploy_warns_when_no_insurer_host_is_allowed(tmp_path):
+    """Without INSURER_ALLOWED_HOSTS every insurer call is refused: the deploy check says so first."""
+    result = run_python(production_env(tmp_path, INSURER_ALLOWED_HOSTS=None), "manage.py", "check", "--deploy")
+    assert "integrations.W001" in result.stdout + result.stderr
 
 
 def test_production_cookies_and_transport_are_safe(tmp_path):

@@ -169,6 +169,27 @@ def test_import_of_a_clean_excel_file(tmp_path, seeded_accounts):
     assert Policy.objects.get().plate == "35ABC42"
 
 
+def test_import_reads_a_windows_1254_file_as_turkish_excel_saves_it(tmp_path, seeded_accounts):
+    """Excel on a Turkish Windows saves CSV in Windows-1254: read as such, letters intact, and said so."""
+    path = write_csv(
+        tmp_path,
+        HEADER.replace(",", ";") + "ACENTE2;deniz;DNZ-İŞĞ-1;kasko;35 ABC 42;17291716060;ACTIVE\n",
+        encoding="windows-1254",
+    )
+    out = io.StringIO()
+    call_command("import_policies", path, stdout=out)
+    assert "Read as windows-1254." in out.getvalue() and "1 good rows (1 imported), 0 bad rows." in out.getvalue()
+    assert Policy.objects.get().policy_no == "DNZ-İŞĞ-1"
+
+
+def test_import_with_an_encoding_named_refuses_bytes_that_are_not_it(tmp_path, seeded_accounts):
+    """--encoding utf-8 on a Windows-1254 file: refused whole, naming the file and the encoding."""
+    path = write_csv(tmp_path, HEADER + "ACENTE2,deniz,DNZ-Ş-1,kasko,35ABC42,17291716060,ACTIVE\n", encoding="cp1254")
+    with pytest.raises(CommandError, match="not utf-8 text"):
+        call_command("import_policies", path, "--encoding", "utf-8")
+    assert not Policy.objects.exists()
+
+
 def test_import_refuses_a_file_without_the_columns(tmp_path, seeded_accounts):
     """A header missing a column is refused as a whole, naming what is missing."""
     path = write_csv(tmp_path, "agency_code,insurer,policy_no,product,plate,owner_id\n")

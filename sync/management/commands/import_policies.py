@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sync.imports import COLUMNS, ImportFileError, policies_import
+from sync.imports import COLUMNS, PORTFOLIO_ENCODINGS, ImportFileError, policies_import, portfolio_text
 
 
 class Command(BaseCommand):
@@ -16,19 +17,31 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file", help="CSV file (UTF-8, comma or semicolon separated, header on line 1)")
+        parser.add_argument(
+            "file",
+            help="CSV file (UTF-8 or Windows-1254 as Excel saves it, comma or semicolon separated, header on line 1)",
+        )
         parser.add_argument("--dry-run", action="store_true", help="check every row, import nothing")
+        parser.add_argument(
+            "--encoding",
+            choices=("auto", *PORTFOLIO_ENCODINGS),
+            default="auto",
+            help="auto (default): UTF-8 when the bytes are UTF-8, else Windows-1254",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            with open(options["file"], encoding="utf-8-sig", newline="") as csv_file:
-                report = policies_import(lines=csv_file, dry_run=options["dry_run"])
+            with open(options["file"], "rb") as csv_file:
+                raw = csv_file.read()
         except OSError as exc:
             raise CommandError(f"can not read {options['file']}: {exc.strerror or exc}") from exc
-        except UnicodeDecodeError as exc:
-            raise CommandError(f"{options['file']} is not UTF-8 text: {exc}") from exc
+        try:
+            text, encoding = portfolio_text(raw, encoding=options["encoding"])
+            report = policies_import(lines=io.StringIO(text, newline=""), dry_run=options["dry_run"])
         except ImportFileError as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(f"{options['file']}: {exc}") from exc
+        if encoding != "utf-8":
+            self.stdout.write(f"Read as {encoding}.")
         for error in report.errors:
             self.stderr.write(str(error))
         outcome = "dry run, nothing imported" if options["dry_run"] else f"{report.imported} imported"

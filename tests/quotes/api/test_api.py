@@ -178,8 +178,28 @@ def test_list_is_newest_first_and_searchable_by_plate_or_customer(clients, sandb
     assert listed["count"] == 2 and [r["id"] for r in listed["results"]] == [second["id"], first["id"]]
     assert {r["owner_id"] for r in listed["results"]} == {"100******46"}
     assert [r["id"] for r in client.get(REQUESTS, {"search": "06 AbC"}).json()["results"]] == [second["id"]]
-    assert client.get(REQUESTS, {"search": samples.TRAFIK["owner_id"]}).json()["count"] == 2
     assert client.get(REQUESTS, {"search": "35ZZ999"}).json()["count"] == 0
+    # The identity number travels in a POST body, never in a URL an access log keeps.
+    found = client.post(REQUESTS + "search/", {"search": samples.TRAFIK["owner_id"]}, format="json")
+    assert found.status_code == 200 and found.json()["count"] == 2
+    assert client.post(REQUESTS + "search/", {"search": "06 AbC"}, format="json").json()["count"] == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("term", [samples.TRAFIK["owner_id"], "100 000 001 46", "4540536920", "100000001"])
+def test_a_get_search_by_identity_number_is_refused_pointing_at_the_post_search(clients, term):
+    """`?search=<TCKN>` is written whole by the access log: 400 naming `search` and the POST."""
+    response = clients["ACENTE1"].get(REQUESTS, {"search": term})
+    assert response.status_code == 400
+    [message] = response.json()["search"]
+    assert "POST /api/quote-requests/search/" in message and "kimlik" in message
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body", [{}, {"search": ""}, {"search": "x" * 65}, {"search": ["a"]}])
+def test_a_post_search_without_a_usable_term_answers_400_naming_it(clients, body):
+    response = clients["ACENTE1"].post(REQUESTS + "search/", body, format="json")
+    assert response.status_code == 400 and list(response.json()) == ["search"]
 
 
 @pytest.mark.django_db
@@ -548,6 +568,10 @@ def test_schema_is_openapi_3_with_every_route(clients):
         "/api/policies/",
         "/api/auth/token/",
     } <= set(schema["paths"])
+    for path in ("/api/quote-requests/search/", "/api/customers/search/"):
+        search = schema["paths"][path]["post"]
+        assert search["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("ListSearchInput")
+        assert {p["name"] for p in search["parameters"]} >= {"limit", "offset"}
     issue = schema["paths"]["/api/insurer-quotes/{insurer_quote_id}/issue/"]["post"]
     assert {"200", "202", "400", "404", "409"} <= set(issue["responses"])
     docs = client.get("/api/docs/")
