@@ -121,7 +121,7 @@ def export_refused(message: str) -> HttpResponse:
 def filter_errors_text(form: forms.Form) -> str:
     """Each bad filter by its label and query name, with what it may be; never the value sent.
 
-    Django's own messages repeat the value ("… <script> mevcut seçeneklerden biri değil"), and a
+    Django's own messages repeat the value ("… mevcut seçeneklerden biri değil"), and a
     link someone else crafted must not make this page say what they wrote.
     """
     problems = []
