@@ -65,7 +65,7 @@ class DeadLetterAdmin(admin.ModelAdmin):
 
     @admin.display(description="şirketin yanıtı (ham)")
     def raw_answer_pretty(self, obj: Any) -> str:
-        return format_html("<pre style='white-space:pre-wrap'>{}</pre>", obj.raw_answer or "—")
+        return format_html('<pre class="raw-answer">{}</pre>', obj.raw_answer or "—")
 
 
 @admin.register(SyncItem)

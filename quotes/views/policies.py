@@ -115,21 +115,44 @@ EXPORT_FORMATS = {
 }
 
 
+def export_refused(message: str) -> HttpResponse:
+    """A 400 the agent reads as it is: plain text, so nothing in it can ever be taken for markup."""
+    return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+
+
+def filter_errors_text(form: forms.Form) -> str:
+    """Each bad filter by its label and query name, with what it may be; never the value sent.
+
+    Django's own messages repeat the value ("… mevcut seçeneklerden biri değil"), and a
+    link someone else crafted must not make this page say what they wrote.
+    """
+    problems = []
+    for name in form.errors:
+        field = form.fields[name]
+        if isinstance(field, forms.ChoiceField):
+            allowed = ", ".join(str(value) for value, _ in field.choices if value)
+            hint = f"geçerli değerler: {allowed}" if allowed else "bu alan için seçenek yok"
+        elif isinstance(field, forms.DateField):
+            hint = "tarih YYYY-AA-GG biçiminde olmalı"
+        else:
+            hint = "geçersiz değer"
+        problems.append(f"{field.label} ({name}): {hint}")
+    return "Geçersiz filtre. " + "; ".join(problems) + "."
+
+
 @login_required
 @require_GET
 def policy_export(request: HttpRequest) -> HttpResponse:
     """The list as it is filtered (and searched) on the page, as CSV or an Excel workbook."""
     kind = request.GET.get("format", "csv")
     if kind not in EXPORT_FORMATS:
-        return HttpResponseBadRequest("Geçersiz dosya biçimi (format): csv veya xlsx olmalıdır.")
+        return export_refused("Geçersiz dosya biçimi (format): csv veya xlsx olmalıdır.")
     form, search, policies = _filtered_policies(request)
     if search.expired:
         # Exporting everything instead of what the agent searched would be a quiet surprise.
-        return HttpResponseBadRequest("Aramanın süresi doldu; lütfen yeniden arayıp dışarı aktarın.")
+        return export_refused("Aramanın süresi doldu; lütfen yeniden arayıp dışarı aktarın.")
     if form.errors:
-        return HttpResponseBadRequest(
-            "Geçersiz filtre: " + "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
-        )
+        return export_refused(filter_errors_text(form))
     disposition = f'attachment; filename="{export_filename(kind)}"'
     if kind == "csv":
         response = StreamingHttpResponse(

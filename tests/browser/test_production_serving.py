@@ -22,6 +22,7 @@ import pytest
 import requests
 from cryptography.fernet import Fernet
 
+from tests.browser.conftest import CspWatch
 from tests.conftest import wait_until
 
 pytestmark = [pytest.mark.browser]
@@ -105,10 +106,12 @@ def production_site(tmp_path) -> Iterator[tuple[str, dict[str, str]]]:
 
 
 def test_gunicorn_serves_login_desk_and_static_files_with_production_settings(browser, production_site, tmp_path):
-    """serve.sh with production settings: htmx and admin CSS load (200), login works with __Host- cookies."""
+    """serve.sh with production settings: htmx and admin CSS load (200), login works with __Host- cookies,
+    and the Content-Security-Policy refuses nothing the desk or the admin needs."""
     base_url, _ = production_site
     context = browser.new_context(base_url=base_url, locale="tr-TR")
     context.set_default_timeout(20_000)
+    csp_watch = CspWatch(context)
     statics: dict[str, tuple[int, str]] = {}  # path under /static/ -> (status, content type)
 
     def remember_static(response) -> None:
@@ -134,6 +137,7 @@ def test_gunicorn_serves_login_desk_and_static_files_with_production_settings(br
 
         page.goto("/admin/login/")
         page.get_by_role("button", name="Oturum aç").wait_for()
+        csp_watch.assert_clean()
     finally:
         context.close()
 
@@ -146,6 +150,11 @@ def test_gunicorn_serves_login_desk_and_static_files_with_production_settings(br
     assert admin_css, statics
     assert all(statics[name][0] == 200 and statics[name][1].startswith("text/css") for name in admin_css), statics
     assert (tmp_path / "static" / "staticfiles.json").exists()  # collectstatic ran into STATIC_ROOT
+    desk = [name for name in statics if name.startswith("insurehub/desk.") and name.count(".") >= 2]
+    assert {name.rsplit(".", 1)[1] for name in desk} == {"css", "js"}, statics
+    # The 500 page names the stylesheet without its hash (no manifest look-up that could fail).
+    plain = requests.get(base_url + "/static/insurehub/desk.css", timeout=10)
+    assert plain.status_code == 200 and plain.headers["Content-Type"].startswith("text/css")
 
 
 CREATE_WAITING_REQUEST = """
@@ -204,6 +213,7 @@ def test_gunicorn_pushes_answers_to_the_results_page(browser, production_site):
     public_id = python(CREATE_WAITING_REQUEST)
     context = browser.new_context(base_url=base_url, locale="tr-TR")
     context.set_default_timeout(20_000)
+    csp_watch = CspWatch(context)
     try:
         page = context.new_page()
         page.goto("/giris/")
@@ -224,5 +234,6 @@ def test_gunicorn_pushes_answers_to_the_results_page(browser, production_site):
         assert page.evaluate("() => window.sameDocument") is True
         seen = page.evaluate("() => Object.values(window.insurehubRowsSeen)")
         assert seen and {entry["via"] for entry in seen} == {"stream"}
+        csp_watch.assert_clean()
     finally:
         context.close()

@@ -97,6 +97,37 @@ def test_export_refuses_bad_input_clearly(desk, policies):
     assert response.status_code == 400 and "süresi doldu" in response.content.decode()
 
 
+XSS = '<script>alert("x")</script>'
+
+
+@pytest.mark.parametrize(
+    ("field", "label"),
+    [("urun", "Ürün"), ("sirket", "Sigorta şirketi"), ("durum", "Durum"), ("donem", "Dönem")],
+)
+def test_a_bad_choice_is_named_in_plain_text_and_never_echoed(desk, policies, field, label):
+    """A crafted link's value never comes back: the 400 is text/plain and names only the field."""
+    response = desk.get(EXPORT, {"format": "csv", field: XSS})
+    body = response.content.decode()
+    assert response.status_code == 400 and response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert f"{label} ({field})" in body and "geçerli değerler:" in body
+    assert "<" not in body and "alert" not in body and "script" not in body
+
+
+def test_a_bad_date_says_the_format_it_wants(desk, policies):
+    response = desk.get(EXPORT, {"format": "csv", "baslangic_min": "<b>dün</b>", "durum": "yok"})
+    body = response.content.decode()
+    assert response.status_code == 400 and response["Content-Type"].startswith("text/plain")
+    assert "Başlangıç (en erken) (baslangic_min): tarih YYYY-AA-GG biçiminde olmalı" in body
+    assert "Durum (durum)" in body and "<" not in body and "dün" not in body
+
+
+def test_the_policy_list_shows_a_bad_filter_escaped(desk, policies):
+    """The list page keeps Django's message on the field, escaped: markup is shown, never run."""
+    html = desk.get(reverse("policy_list"), {"urun": XSS}).content.decode()
+    assert XSS not in html and "&lt;script&gt;" in html
+
+
 def test_another_agency_exports_only_its_own(agents, policies):
     client = Client()
     client.force_login(agents["ACENTE2"])

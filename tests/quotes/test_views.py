@@ -317,7 +317,7 @@ def test_results_show_each_insurer_cheapest_first_with_turkish_states(desk, traf
     assert "Tekrar deneniyor (2/3)" in html
     assert "Araç teminata uygun değil" in html
     assert html.count("Poliçeleştir</a>") == 2
-    assert 'hx-trigger="every 1s [!this.dataset.streaming]"' in html  # deniz is still working: keep polling
+    assert 'hx-trigger="every 1s"' in html  # deniz is still working: keep polling
 
 
 def test_waiting_insurers_are_shown_as_being_asked(desk, trafik_request):

@@ -9,6 +9,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
 from django.db import connections
 from django.test import Client
 from django.urls import reverse
@@ -77,8 +78,11 @@ def test_detail_page_names_its_stream_and_keeps_the_poll_as_fallback(desk, trafi
     html = desk.get(reverse("quote_request_detail", args=[trafik_request.public_id])).content.decode()
     version = re.search(r'data-version="([0-9a-f]+)"', html).group(1)
     assert f'data-stream-url="{stream_url(trafik_request)}?v={version}"' in html
-    assert 'hx-trigger="every 1s [!this.dataset.streaming]"' in html
-    assert "new EventSource(" in html  # the page's own script (templates/quotes/_live_script.html)
+    assert 'hx-trigger="every 1s"' in html  # live-results.js cancels it while the stream is open
+    # The page's own script, from a static file (the Content-Security-Policy runs no inline one).
+    assert '<script src="/static/insurehub/live-results.js"></script>' in html
+    script = (settings.BASE_DIR / "static" / "insurehub" / "live-results.js").read_text()
+    assert "new EventSource(" in script and "htmx:beforeRequest" in script
 
 
 def test_stream_of_a_finished_request_sends_done_and_ends(desk, trafik_request):
