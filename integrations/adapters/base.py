@@ -188,18 +188,18 @@ class InsurerAdapter(ABC):
         No default, so that a new adapter has to say which it is.
         """
 
+    @abstractmethod
     def cancel_policy(self, data: Mapping[str, Any], *, reference: str) -> Cancellation:
         """Cancel policy `data["policy_no"]` for `data["reason"]` from `data["effective_on"]`,
         carrying `reference` wherever the insurer accepts one. An "already cancelled" answer is
         the same result as a success (CONTRACTS.md: a repeat carries the first result)."""
-        raise NotImplementedError(f"{self.code}: cancel_policy")
 
+    @abstractmethod
     def policy_list(self, data: Mapping[str, Any]) -> PolicyListing:
         """Every policy the account issued from `data["issued_from"]` to `data["issued_to"]`,
         every page in order, each page one exchange through `self.list_pages` (which keeps the
         pages read, so a retry reads the failed page again, not the list). An unreadable item
         fails its page as a malformed answer; it is never dropped."""
-        raise NotImplementedError(f"{self.code}: policy_list")
 
     def run(
         self, operation: str, data: Mapping[str, Any], *, reference: str = ""

@@ -233,3 +233,16 @@ def test_a_bad_range_is_a_validation_refusal_asked_once(sandbox, endpoint_for, c
     """Over 31 days, reversed, or malformed: the insurer's own validation code, permanent."""
     outcome = run(endpoint_for, code, "policy_list", bad, sleep=no_sleep)
     assert (outcome.error.error_class, outcome.error.kind, outcome.attempts) == ("permanent", "validation", 1)
+
+
+def test_both_operations_are_required_of_every_adapter():
+    """Abstract in InsurerAdapter: a registered adapter has both, and one without cannot be built."""
+    from integrations.adapters.anka import AnkaAdapter
+    from integrations.adapters.base import InsurerAdapter
+    from integrations.adapters.registry import adapter_class
+
+    for code in CODES:
+        assert not {"cancel_policy", "policy_list"} & set(adapter_class(code).__abstractmethods__), code
+    half = type("HalfAdapter", (AnkaAdapter,), {"policy_list": InsurerAdapter.policy_list})
+    with pytest.raises(TypeError, match="policy_list"):
+        half(channel=None, credentials={"api_key": "k"})
