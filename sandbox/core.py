@@ -23,7 +23,7 @@ from typing import Any
 from . import domain
 from .ledger import Ledger
 
-BUSINESS_OPERATIONS = tuple(domain.OPERATION_FIELDS)  # the six; helper calls are per insurer
+BUSINESS_OPERATIONS = tuple(domain.OPERATION_FIELDS)  # the eight; helper calls are per insurer
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "latency_ms": [0, 0],
