@@ -13,8 +13,8 @@ from typing import Any
 from . import domain
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
 from .domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money
-from .insurer import JSON, Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object
-from .ledger import Policy, Quote
+from .insurer import JSON, Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object, query_value
+from .ledger import Cancellation, Policy, Quote
 from .registry import register
 
 # code -> (HTTP status, message)
@@ -29,6 +29,8 @@ ERRORS: dict[str, tuple[int, str]] = {
     "NOT_ELIGIBLE": (422, "Araç teminata uygun değil"),
     "RISK_DECLINED": (422, "Risk declined"),
     "IDEMPOTENCY_MISMATCH": (422, "Idempotency-Key was already used with a different body"),
+    "ALREADY_CANCELLED": (409, "Policy is already cancelled"),
+    "CANCEL_NOT_ALLOWED": (422, "Poliçe iptal edilemez"),
     "RATE_LIMITED": (429, "Too many requests"),
     # Server side: the contract says "any"; these are the names the sandbox uses.
     "INTERNAL_ERROR": (500, "Internal error"),
@@ -67,6 +69,10 @@ BROKEN_COVERAGE_ENTRIES: list[Any] = [
 ]
 PDF = "application/pdf"
 
+# The platform's reasons are Anka's own words (CONTRACTS.md, "Cancellation").
+CANCEL_REASONS = {reason: reason for reason in domain.CANCEL_REASONS}
+CANCELLATION_PATH = re.compile(r"/v1/policies/(?P<policy_no>[^/]+)/cancellation")
+
 ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("POST", re.compile(r"/v1/quotes/trafik"), "trafik_quote"),
     ("POST", re.compile(r"/v1/quotes/kasko"), "kasko_quote"),
@@ -75,6 +81,8 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("POST", re.compile(r"/v1/policies"), "issue_policy"),
     ("GET", re.compile(r"/v1/policies/(?P<policy_no>[^/]+)"), "policy_status"),
     ("GET", re.compile(r"/v1/policies/(?P<policy_no>[^/]+)/document"), "policy_document"),
+    ("POST", CANCELLATION_PATH, "cancel_policy"),
+    ("GET", re.compile(r"/v1/policies"), "policy_list"),
 ]
 
 
@@ -108,6 +116,36 @@ def policy_body(policy: Policy) -> dict[str, Any]:
     }
 
 
+def cancellation_body(cancellation: Cancellation) -> dict[str, Any]:
+    """A cancellation as its success answers it, and as a 409 ALREADY_CANCELLED repeats it."""
+    return {
+        "policy_no": cancellation.policy_no,
+        "status": "CANCELLED",
+        "refund": money(cancellation.refund),
+        "cancelled_on": cancellation.cancelled_on.isoformat(),
+    }
+
+
+def already_cancelled(cancellation: Cancellation, message: str | None = None) -> Response:
+    """409 ALREADY_CANCELLED, carrying the first cancellation's result under ``cancellation``."""
+    response = error("ALREADY_CANCELLED", message)
+    body = json.loads(response.body)
+    return Response.json(409, {**body, "cancellation": cancellation_body(cancellation)})
+
+
+def listed_item(policy: Policy) -> dict[str, Any]:
+    """One production-list item; a policy issued without a quote here has an empty quote_no."""
+    return {
+        "policy_no": policy.policy_no,
+        "quote_no": policy.quote_no or "",
+        "product": policy.product,
+        "status": policy.status,
+        "starts_on": policy.starts_on.isoformat() if policy.starts_on else None,
+        "ends_on": policy.ends_on.isoformat() if policy.ends_on else None,
+        "premium": money(policy.premium) if policy.premium is not None else None,
+    }
+
+
 def not_ready(seconds: float | None, message: str | None = None) -> Response:
     """409 DOCUMENT_NOT_READY; ``Retry-After`` in whole seconds, never 0 (a 0 invites a busy loop)."""
     response = error("DOCUMENT_NOT_READY", message)
@@ -129,6 +167,7 @@ class Anka(Insurer):
     )
     operations = BUSINESS_OPERATIONS
     throttle_codes = frozenset({"RATE_LIMITED"})
+    cancel_committing_codes = frozenset({"ALREADY_CANCELLED"})
     # An older Anka release lists coverages as bare codes; a rough one sends entries no reader
     # can use. Both serve the call and rewrite only the quote's `coverages`.
     extra_fault_kinds = frozenset({"legacy_coverages", "broken_coverages"})
@@ -229,6 +268,59 @@ class Anka(Insurer):
 
     def op_unknown(self, call: Call) -> Response:
         return error("NOT_FOUND", f"No route for {call.request.method} {call.request.path}")
+
+    # --- cancellation and the production list (CONTRACTS.md, the last two sections) ---------------
+
+    def op_cancel_policy(self, call: Call) -> Response:
+        """The Idempotency-Key first: a repeat is answered as one before any other check (same key
+        and body: the first 200 again; another body: 422). Only a success binds the key."""
+        key = call.request.headers.get("Idempotency-Key")
+        if not key:
+            raise InvalidField("Idempotency-Key", "missing")
+        payload = call.context["payload"]
+        fingerprint = json.dumps({"path": call.request.path, "body": payload}, sort_keys=True)
+        record_key = (self.agency(call), key)
+        if record_key in self.ledger.cancel_dedup:
+            original_fingerprint, original = self.ledger.cancel_dedup[record_key]
+            if original_fingerprint != fingerprint:
+                return error("IDEMPOTENCY_MISMATCH")
+            return Response(original.status, original.body, original.content_type, [("Idempotent-Replayed", "true")])
+        match = CANCELLATION_PATH.fullmatch(call.request.path)
+        assert match is not None  # routed here by it
+        reason = domain.read_choice(payload.get("reason"), "reason", CANCEL_REASONS)
+        effective_on = domain.read_date(payload.get("effective_on"), "effective_on")
+        try:
+            cancellation = self.ledger.cancel(
+                agency=self.agency(call),
+                policy_no=match["policy_no"],
+                reason=reason,
+                effective_on=effective_on,
+                reference=key,
+            )
+        except domain.AlreadyCancelled as already:
+            return already_cancelled(already.cancellation)
+        except domain.CancelNotAllowed as refused:
+            return error("CANCEL_NOT_ALLOWED", f"{ERRORS['CANCEL_NOT_ALLOWED'][1]}: {refused.detail}")
+        response = Response.json(200, cancellation_body(cancellation))
+        self.ledger.cancel_dedup[record_key] = (fingerprint, response)
+        return response
+
+    def op_policy_list(self, call: Call) -> Response:
+        """``GET /v1/policies?issued_from&issued_to&page``: the agency's policies, newest first."""
+        issued_from = domain.read_date(query_value(call.request, "issued_from"), "issued_from")
+        issued_to = domain.read_date(query_value(call.request, "issued_to"), "issued_to")
+        domain.check_list_range(issued_from, issued_to)
+        page = domain.read_page(query_value(call.request, "page"))
+        policies = self.ledger.production_list(agency=self.agency(call), issued_from=issued_from, issued_to=issued_to)
+        items, pages = domain.page_of(policies, page)
+        return Response.json(200, {"items": [listed_item(policy) for policy in items], "page": page, "pages": pages})
+
+    def render_cancel_error(self, call: Call, code: str, rule: FaultRule) -> Response | None:
+        """ALREADY_CANCELLED (served first, a committing code) carries the cancellation it names."""
+        policy = self.ledger.policies.get(call.fields.get("policy_no") or "")
+        if code != "ALREADY_CANCELLED" or policy is None or policy.status != "CANCELLED":
+            return None
+        return already_cancelled(self.ledger.cancellation_of(policy), rule.reason)
 
     # --- rendering ----------------------------------------------------------------------------------
 

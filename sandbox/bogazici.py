@@ -45,6 +45,8 @@ ISLEM: dict[str, str] = {
     "PoliceSorgu": "policy_status",
     "TeklifPoliceSorgu": "issue_lookup",
     "PoliceBasim": "policy_document",
+    "PoliceIptal": "cancel_policy",
+    "UretimListesi": "policy_list",
 }
 ELEMENTS: dict[str, str] = {
     "Plaka": "plate",
@@ -74,6 +76,8 @@ MESSAGES: dict[str, str] = {
     "BS-300": "Araç teminata uygun değil",
     "BS-310": "Risk kabul edilmedi",
     "BS-320": "Teklif süresi doldu",
+    "BS-330": "Poliçe zaten iptal",
+    "BS-340": "Poliçe iptal edilemez",
     "BS-404": "Kayıt bulunamadı",
     "BS-405": "Basım hazır değil",
     "BS-900": "Sistem yoğun",
@@ -193,6 +197,59 @@ def _coverages_xml(covers: list[tuple[str, Any]], variant: str | None) -> str:
     return "<Teminatlar>" + "".join(items) + "</Teminatlar>"
 
 
+# Cancellation and the production list (CONTRACTS.md, the last two sections). Their handlers read
+# their own elements from the envelope: the list's BaslangicTarihi/BitisTarihi are the range of
+# issue dates, not a policy's period.
+CANCEL_REASONS = {
+    "ARAC_SATIS": "vehicle_sold",
+    "SIGORTALI_TALEBI": "customer_request",
+    "MUKERRER": "duplicate",
+    "DIGER": "other",
+}
+CANCEL_ELEMENTS = {"PoliceNo": "policy_no", "IptalNedeni": "reason", "IptalTarihi": "effective_on"}
+LIST_ELEMENTS = {"BaslangicTarihi": "issued_from", "BitisTarihi": "issued_to", "Sayfa": "page"}
+BRANCHES = {"trafik": "TRAFIK", "kasko": "KASKO", "dask": "DASK"}
+
+
+def _operation_elements(body: bytes) -> dict[str, str]:
+    """The texts of the operation element's ``urn:bogazici`` children, by local name (the
+    envelope was already read safely once, by ``route``)."""
+    root = SafeET.fromstring(body, forbid_dtd=True)
+    operation = root.find(f"{{{SOAP_NS}}}Body")[0]
+    return {
+        child.tag.removeprefix(f"{{{B_NS}}}"): (child.text or "").strip()
+        for child in operation
+        if child.tag.startswith(f"{{{B_NS}}}")
+    }
+
+
+def _cancellation_elements(cancellation: Any) -> list[tuple[str, Any]]:
+    """PoliceIptal's success elements; BS-330 repeats them for a policy already cancelled."""
+    return [
+        ("PoliceNo", cancellation.policy_no),
+        ("Durum", STATUS_WORDS["CANCELLED"]),
+        ("IadePrim", money(cancellation.refund)),
+        ("IptalTarihi", cancellation.cancelled_on.isoformat()),
+    ]
+
+
+def _listed_xml(policy: Any) -> str:
+    """One ``<Police>`` of the production list; an empty ``<TeklifNo/>`` for a portal policy."""
+    parts = [
+        element("PoliceNo", policy.policy_no),
+        element("TeklifNo", policy.quote_no) if policy.quote_no else "<TeklifNo/>",
+        element("Brans", BRANCHES[policy.product]),
+        element("Durum", STATUS_WORDS[policy.status]),
+    ]
+    if policy.starts_on is not None and policy.ends_on is not None:
+        parts += [
+            element("BaslangicTarihi", policy.starts_on.isoformat()),
+            element("BitisTarihi", policy.ends_on.isoformat()),
+        ]
+    parts.append(element("BrutPrim", money(policy.premium)))
+    return "<Police>" + "".join(parts) + "</Police>"
+
+
 def _installments_xml(plans: list[tuple[int, Any]]) -> str:
     items = "".join(
         f"<Taksit>{element('Sayi', count)}{element('Toplam', money(total))}</Taksit>" for count, total in plans
@@ -215,6 +272,7 @@ class Bogazici(Insurer):
     operations = (*BUSINESS_OPERATIONS, "issue_lookup")
     extra_fault_kinds = frozenset({"soap_fault", "xml_bomb", *ANSWER_VARIANTS})
     throttle_codes = frozenset({"BS-901"})
+    cancel_committing_codes = frozenset({"BS-330"})
     # Besides the BS-901 quota, the code that carries <TekrarDenemeSn>: "print not ready yet".
     wait_codes = frozenset({"BS-405"})
     garbage_body = success(
@@ -344,6 +402,50 @@ class Bogazici(Insurer):
         if variant == "document_not_base64":
             content = content[:40] + "*?!" + content[40:]
         return success(islem, [("PoliceNo", call.fields["policy_no"]), ("PdfIcerik", content)])
+
+    # --- cancellation and the production list ------------------------------------------------------
+
+    def op_cancel_policy(self, call: Call) -> Response:
+        """PoliceIptal. No deduplication: a second one for a cancelled policy only answers BS-330,
+        with the first cancellation's elements."""
+        islem = call.context["islem"]
+        sent = _operation_elements(call.request.body)
+        call.wire_names = {**call.wire_names, **{platform: wire for wire, platform in CANCEL_ELEMENTS.items()}}
+        reason = domain.read_choice(sent.get("IptalNedeni"), "reason", CANCEL_REASONS)
+        effective_on = domain.read_date(sent.get("IptalTarihi"), "effective_on")
+        try:
+            cancellation = self.ledger.cancel(
+                agency=self.agency(call), policy_no=sent.get("PoliceNo"), reason=reason, effective_on=effective_on
+            )
+        except domain.AlreadyCancelled as already:
+            return self._already_cancelled(islem, already.cancellation)
+        except domain.CancelNotAllowed as refused:
+            return failure(islem, "BS-340", f"{MESSAGES['BS-340']}: {refused.detail}")
+        return success(islem, _cancellation_elements(cancellation))
+
+    def _already_cancelled(self, islem: str, cancellation: Any, message: str | None = None) -> Response:
+        items = "".join(element(name, value) for name, value in _cancellation_elements(cancellation))
+        return failure(islem, "BS-330", message or MESSAGES["BS-330"], items)
+
+    def op_policy_list(self, call: Call) -> Response:
+        """UretimListesi: BaslangicTarihi..BitisTarihi (issue dates), Sayfa; <ToplamSayfa> pages."""
+        sent = _operation_elements(call.request.body)
+        call.wire_names = {**call.wire_names, **{platform: wire for wire, platform in LIST_ELEMENTS.items()}}
+        issued_from = domain.read_date(sent.get("BaslangicTarihi"), "issued_from")
+        issued_to = domain.read_date(sent.get("BitisTarihi"), "issued_to")
+        domain.check_list_range(issued_from, issued_to)
+        page = domain.read_page(sent.get("Sayfa"))
+        policies = self.ledger.production_list(agency=self.agency(call), issued_from=issued_from, issued_to=issued_to)
+        items, pages = domain.page_of(policies, page)
+        listed = "<Policeler>" + "".join(_listed_xml(policy) for policy in items) + "</Policeler>"
+        return success(call.context["islem"], [("Sayfa", page), ("ToplamSayfa", pages)], listed)
+
+    def render_cancel_error(self, call: Call, code: str, rule: FaultRule) -> Response | None:
+        """BS-330 (served first, a committing code) carries the cancellation it names."""
+        policy = self.ledger.policies.get(call.fields.get("policy_no") or "")
+        if code != "BS-330" or policy is None or policy.status != "CANCELLED":
+            return None
+        return self._already_cancelled(call.context["islem"], self.ledger.cancellation_of(policy), rule.reason)
 
     def op_unknown(self, call: Call) -> Response:  # unreachable: unknown actions are faults at authentication
         return soap_fault("soap:Client", "Bilinmeyen işlem")

@@ -37,6 +37,8 @@ ISLEM: dict[str, str] = {
     "police-olustur": "issue_policy",
     "police-durum": "policy_status",
     "police-pdf": "policy_document",
+    "police-iptal": "cancel_policy",
+    "uretim-listesi": "policy_list",
 }
 FIELDS: dict[str, str] = {
     "plaka": "plate",
@@ -70,6 +72,8 @@ MESSAGES: dict[str, str] = {
     "SYS_MAINTENANCE": "Sistem bakımda",
     "BIZ_POLICY_NOT_FOUND": "Poliçe bulunamadı",
     "DOC_NOT_READY": "Poliçe basımı henüz hazır değil",
+    "BIZ_ALREADY_CANCELLED": "Poliçe zaten iptal edilmiş",
+    "BIZ_CANCEL_NOT_ALLOWED": "Poliçe iptal edilemez",
 }
 REFUSAL_CODES = {
     Refusal.QUOTE_EXPIRED: "BIZ_QUOTE_EXPIRED",
@@ -140,6 +144,56 @@ def quote_extras(operation: str, quote: LedgerQuote) -> dict[str, Any]:
     return {"teminatlar": covers, "taksitler": plans}
 
 
+# Cancellation and the production list (CONTRACTS.md, the last two sections). Their handlers read
+# the body themselves: uretim-listesi's baslangic/bitis are the range of issue dates, not a
+# policy's period, and its validation codes are its own.
+CANCEL_REASONS = {
+    "arac_satisi": "vehicle_sold",
+    "musteri_talebi": "customer_request",
+    "mukerrer": "duplicate",
+    "diger": "other",
+}
+CANCEL_VALIDATION_CODES = {
+    "policy_no": "VAL_POLICE_NO",
+    "reason": "VAL_IPTAL_NEDENI",
+    "effective_on": "VAL_IPTAL_TARIHI",
+    "request_ref": "VAL_REQUEST_REF",
+}
+CANCEL_WIRE_NAMES = {"policy_no": "police_no", "reason": "iptal_nedeni", "effective_on": "iptal_tarihi"}
+LIST_WIRE_NAMES = {"issued_from": "baslangic", "issued_to": "bitis", "page": "sayfa"}
+DUPLICATE_CANCELLATION = "Bu request_ref ile daha önce iptal yapıldı"
+
+
+def cancellation_data(cancellation: Any) -> dict[str, Any]:
+    """police-iptal's ``data``: as on success, for BIZ_ALREADY_CANCELLED and BIZ_DUPLICATE_REQUEST too."""
+    return {
+        "police_no": cancellation.policy_no,
+        "durum": STATUS_WORDS["CANCELLED"],
+        "iade_prim": money(cancellation.refund),
+        "iptal_tarihi": turkish_date(cancellation.cancelled_on),
+    }
+
+
+def listed_item(policy: LedgerPolicy) -> dict[str, Any]:
+    """One ``data.policeler`` entry; ``teklif_no`` empty for a policy issued without a quote here."""
+    return {
+        "police_no": policy.policy_no,
+        "teklif_no": policy.quote_no or "",
+        "brans": policy.product,
+        "durum": STATUS_WORDS[policy.status],
+        **period(policy),
+        "prim": money(policy.premium),
+    }
+
+
+def invalid(problem: InvalidField, codes: dict[str, str], names: dict[str, str]) -> Response:
+    """A validation refusal of police-iptal or uretim-listesi in Çınar's words."""
+    what = "zorunludur" if problem.reason == "missing" else "geçersiz"
+    name = names.get(problem.field, problem.field)
+    message = f"{name} {what}" + (f": {problem.detail}" if problem.detail else "")
+    return fail(codes.get(problem.field) or validation_code(problem.field), message)
+
+
 def ok(data: dict[str, Any]) -> Response:
     return Response.json(200, {"success": True, "data": data})
 
@@ -174,6 +228,7 @@ class Cinar(Insurer):
     document_name = "Çınar Sigorta"  # printed on the policy PDFs
     operations = (*BUSINESS_OPERATIONS, "token")
     committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST"})
+    cancel_committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST", "BIZ_ALREADY_CANCELLED"})
     extra_fault_kinds = ANSWER_VARIANTS
     garbage_body = b'{"success": true, "data": {"teklif_no": "CN-T-000001", "prim": "4312.50", "para_birimi": "TRY"}}'
 
@@ -285,6 +340,62 @@ class Cinar(Insurer):
         except DocumentNotReady as not_ready:
             return fail("DOC_NOT_READY", data={"retry_after_seconds": max(1, math.ceil(not_ready.seconds))})
         return ok({"pdf_base64": base64.b64encode(pdf).decode("ascii"), "sayfa_sayisi": 1})
+
+    # --- cancellation and the production list ------------------------------------------------------
+
+    def op_cancel_policy(self, call: Call) -> Response:
+        """A used ``request_ref`` is answered BIZ_DUPLICATE_REQUEST with ``data`` as on success,
+        before any other check; only a success binds it."""
+        payload = call.context["payload"]
+        try:
+            reference = payload.get("request_ref")
+            validate({"request_ref": reference}, ("request_ref",))
+            record_key = (self.agency(call), reference)
+            if record_key in self.ledger.cancel_dedup:
+                first = self.ledger.cancellations[self.ledger.cancel_dedup[record_key]]
+                return fail("BIZ_DUPLICATE_REQUEST", DUPLICATE_CANCELLATION, cancellation_data(first))
+            reason = domain.read_choice(payload.get("iptal_nedeni"), "reason", CANCEL_REASONS)
+            effective_on = domain.read_date(payload.get("iptal_tarihi"), "effective_on", dotted=True)
+            cancellation = self.ledger.cancel(
+                agency=self.agency(call),
+                policy_no=payload.get("police_no"),
+                reason=reason,
+                effective_on=effective_on,
+                reference=reference,
+            )
+        except InvalidField as problem:
+            return invalid(problem, CANCEL_VALIDATION_CODES, CANCEL_WIRE_NAMES)
+        except Refusal:  # the policy: police-iptal is of the newer islems, with a not-found code
+            return fail("BIZ_POLICY_NOT_FOUND")
+        except domain.AlreadyCancelled as already:
+            return fail("BIZ_ALREADY_CANCELLED", data=cancellation_data(already.cancellation))
+        except domain.CancelNotAllowed as refused:
+            return fail("BIZ_CANCEL_NOT_ALLOWED", f"{MESSAGES['BIZ_CANCEL_NOT_ALLOWED']}: {refused.detail}")
+        self.ledger.cancel_dedup[record_key] = cancellation.cancellation_id
+        return ok(cancellation_data(cancellation))
+
+    def op_policy_list(self, call: Call) -> Response:
+        """uretim-listesi ``{baslangic, bitis, sayfa}`` (dates as ``01.11.2026``); VAL_TARIH for a bad range."""
+        payload = call.context["payload"]
+        try:
+            issued_from = domain.read_date(payload.get("baslangic"), "issued_from", dotted=True)
+            issued_to = domain.read_date(payload.get("bitis"), "issued_to", dotted=True)
+            domain.check_list_range(issued_from, issued_to)
+            page = domain.read_page(payload.get("sayfa"))
+        except InvalidField as problem:
+            codes = {"issued_from": "VAL_TARIH", "issued_to": "VAL_TARIH", "page": "VAL_SAYFA"}
+            return invalid(problem, codes, LIST_WIRE_NAMES)
+        policies = self.ledger.production_list(agency=self.agency(call), issued_from=issued_from, issued_to=issued_to)
+        items, pages = domain.page_of(policies, page)
+        return ok({"policeler": [listed_item(policy) for policy in items], "sayfa": page, "toplam_sayfa": pages})
+
+    def render_cancel_error(self, call: Call, code: str, rule: FaultRule) -> Response | None:
+        """BIZ_ALREADY_CANCELLED / BIZ_DUPLICATE_REQUEST (served first) carry the cancellation they name."""
+        policy = self.ledger.policies.get(call.fields.get("policy_no") or "")
+        if code not in self.cancel_committing_codes or policy is None or policy.status != "CANCELLED":
+            return None
+        message = rule.reason or (DUPLICATE_CANCELLATION if code == "BIZ_DUPLICATE_REQUEST" else None)
+        return fail(code, message, cancellation_data(self.ledger.cancellation_of(policy)))
 
     # --- rendering ----------------------------------------------------------------------------------
 

@@ -17,12 +17,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from . import domain
 from .ledger import Ledger
 
-BUSINESS_OPERATIONS = tuple(domain.OPERATION_FIELDS)  # the six; helper calls are per insurer
+BUSINESS_OPERATIONS = tuple(domain.OPERATION_FIELDS)  # the eight; helper calls are per insurer
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "latency_ms": [0, 0],
@@ -81,6 +82,48 @@ def _iso_date_or_none(value: Any, key: str) -> date | None:
         return date.fromisoformat(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{key} must be a YYYY-MM-DD date") from None
+
+
+def _seed_extras(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A seeded policy's optional production-list and cancellation fields, checked."""
+    unknown = set(item) - SEED_POLICY_KEYS
+    _require(not unknown, f"unknown policy keys: {sorted(unknown)}")
+    agency, product, premium = item.get("agency"), item.get("product"), item.get("premium")
+    open_claim = item.get("open_claim", False)
+    _require(agency is None or (isinstance(agency, str) and agency != ""), "agency must be an agency code")
+    _require(product is None or product in domain.PRODUCTS, f"product must be one of {domain.PRODUCTS}")
+    amount = None
+    if premium is not None:
+        _require(isinstance(premium, str), "premium must be a decimal string")
+        try:
+            amount = Decimal(premium)
+        except InvalidOperation:
+            raise ConfigError("premium must be a decimal string") from None
+        _require(amount.is_finite() and amount >= 0, "premium must be a decimal string >= 0")
+    _require(isinstance(open_claim, bool), "open_claim must be a boolean")
+    return {
+        "agency": agency,
+        "product": product,
+        "premium": amount,
+        "issued_on": _iso_date_or_none(item.get("issued_on"), "issued_on"),
+        "open_claim": open_claim,
+    }
+
+
+SEED_POLICY_KEYS = frozenset(
+    {
+        "policy_no",
+        "status",
+        "quote_no",
+        "starts_on",
+        "ends_on",
+        "agency",
+        "product",
+        "premium",
+        "issued_on",
+        "open_claim",
+    }
+)
 
 
 class ConfigError(ValueError):
@@ -186,7 +229,10 @@ def parse_fault_rule(raw: Any, *, operations: Iterable[str], kinds: Iterable[str
     _require(operation == "*" or operation in operations, f"operation must be '*' or one of {sorted(operations)}")
     _require(kind in kinds, f"fault must be one of {sorted(kinds)}")
     if kind in ISSUANCE_ONLY_FAULT_KINDS:
-        _require(operation == "issue_policy", f"fault {kind!r} applies to operation 'issue_policy' only")
+        _require(
+            operation in domain.MONEY_OPERATIONS,
+            f"fault {kind!r} applies to operations {' and '.join(map(repr, domain.MONEY_OPERATIONS))} only",
+        )
     code = raw.get("code")
     _require(code is None or (isinstance(code, str) and code != ""), "code must be a non-empty string")
     _require(kind != "error" or code is not None, "fault 'error' needs a 'code'")
@@ -221,8 +267,8 @@ def parse_fault_rule(raw: Any, *, operations: Iterable[str], kinds: Iterable[str
     commit = raw.get("commit", False)
     _require(isinstance(commit, bool), "commit must be a boolean")
     _require(
-        not commit or (kind == "error" and operation == "issue_policy"),
-        "commit applies to 'error' faults on 'issue_policy'",
+        not commit or (kind == "error" and operation in domain.MONEY_OPERATIONS),
+        f"commit applies to 'error' faults on {' and '.join(map(repr, domain.MONEY_OPERATIONS))}",
     )
     return FaultRule(
         operation=operation,
@@ -380,6 +426,7 @@ class SandboxState:
                 "total_faults": sum(self._faulted.values()),
                 "policies_by_quote": policies_by_quote,
                 "issued_total": issued_total,
+                "cancellations_by_policy": self.ledger.cancellations_summary(),
             }
 
     def add_accounts(self, accounts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -394,7 +441,12 @@ class SandboxState:
             return [account.as_dict() for account in self._accounts.values()]
 
     def seed_policies(self, policies: Iterable[Mapping[str, Any]]) -> None:
-        """Policies that exist at the insurer (for nightly-sync tests); not counted as issued."""
+        """Policies that exist at the insurer without the platform having issued them (nightly-sync
+        tests; the insurer's own portal, a duplicate, for the production list); not counted as issued.
+
+        Each: ``policy_no``, ``status``, optional ``quote_no``, ``starts_on``/``ends_on``, and
+        ``agency``, ``product``, ``premium``, ``issued_on``, ``open_claim`` (see ``Ledger.seed_policy``).
+        """
         _require(isinstance(policies, (list, tuple)), "policies must be a list")
         checked = []
         for item in policies:
@@ -407,16 +459,19 @@ class SandboxState:
                 quote_no is None or domain.FIELD_RULES["quote_no"](quote_no),
                 "quote_no must be letters, digits and dashes",
             )
-            checked.append((policy_no, status, quote_no, *period))
+            checked.append((policy_no, status, quote_no, *period, _seed_extras(item)))
         with self.lock:
-            for policy_no, status, quote_no, starts_on, ends_on in checked:
-                self.ledger.seed_policy(policy_no, status, quote_no, starts_on, ends_on)
+            for policy_no, status, quote_no, starts_on, ends_on, extras in checked:
+                self.ledger.seed_policy(policy_no, status, quote_no, starts_on, ends_on, **extras)
 
     def set_policy_status(self, policy_no: str, status: str) -> None:
         """Change a known policy's status; ``KeyError`` if the insurer has no such policy."""
         _require(status in domain.POLICY_STATUSES, f"status must be one of {domain.POLICY_STATUSES}")
         with self.lock:
-            self.ledger.policies[policy_no].status = status
+            policy = self.ledger.policies[policy_no]
+            policy.status = status
+            if status != "CANCELLED":
+                policy.cancellation = None  # back in force: a new cancellation may end it
 
     # --- used while serving a call ----------------------------------------------------------------
 

@@ -22,6 +22,7 @@ import secrets
 import time
 from collections import deque
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from . import domain
@@ -36,8 +37,8 @@ from .domain import (
     money,
     validate,
 )
-from .insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object
-from .ledger import Policy, PolicyRequest, Quote
+from .insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object, query_value
+from .ledger import Cancellation, Policy, PolicyRequest, Quote
 from .registry import register
 
 # code -> (HTTP status, detail)
@@ -49,6 +50,8 @@ ERRORS: dict[str, tuple[int, str]] = {
     "DUPLICATE_REFERENCE": (409, "client_reference already used; the earlier request stands"),
     "UNDERWRITING_DECLINED": (422, "Underwriting declined"),
     "QUOTE_EXPIRED": (422, "Quote has expired"),
+    "ALREADY_CANCELLED": (409, "Policy is already cancelled; poll its cancellation"),
+    "CANCEL_NOT_ALLOWED": (422, "Policy cannot be cancelled"),
     "TOO_MANY_REQUESTS": (429, "Too many requests"),
     "INTERNAL_ERROR": (500, "Internal error"),
     "SERVICE_UNAVAILABLE": (503, "Service unavailable"),
@@ -74,7 +77,20 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("GET", re.compile(r"/policies/(?P<policy_no>[^/]+)"), "policy_status"),
     ("GET", re.compile(r"/policies/(?P<policy_no>[^/]+)/document"), "policy_document"),
     ("GET", re.compile(r"/documents/(?P<token>[^/]+)"), "document_download"),
+    ("POST", re.compile(r"/policies/(?P<policy_no>[^/]+)/cancellations"), "cancel_policy"),
+    ("GET", re.compile(r"/cancellations/(?P<cancellation_id>[^/]+)"), "cancel_poll"),
+    ("GET", re.compile(r"/policies"), "policy_list"),
 ]
+# Cancellation and the production list (CONTRACTS.md, the last two sections).
+CANCEL_REASONS = {
+    "VEHICLE_SOLD": "vehicle_sold",
+    "CUSTOMER_REQUEST": "customer_request",
+    "DUPLICATE": "duplicate",
+    "OTHER": "other",
+}
+# Refusals Deniz decides in the background: the cancellation is accepted (202) and its poll ends
+# REJECTED with this as the reason. An expired policy is refused at once (422 CANCEL_NOT_ALLOWED).
+DEFERRED_CANCEL_REFUSALS = frozenset({"OPEN_CLAIM"})
 # Deniz's coverage codes are the platform's own; the labels are Deniz's Turkish wording.
 COVERAGE_LABELS = {
     "bodily_injury": "Ölüm ve sürekli sakatlık (kişi başı)",
@@ -150,6 +166,50 @@ def error(code: str, detail: str | None = None, **extra: Any) -> Response:
     return response
 
 
+def list_cursor(issued_from: date, issued_to: date, offset: int) -> str:
+    """An opaque ``next_cursor``: which list it belongs to, and where its page starts."""
+    raw = f"{issued_from.isoformat()}|{issued_to.isoformat()}|{offset}".encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def cursor_offset(cursor: str, issued_from: date, issued_to: date) -> int:
+    """Where the cursor's page starts; INVALID_REQUEST for a cursor that is none, or another range's."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+        cursor_from, cursor_to, offset = raw.split("|")
+        if int(offset) < 0:
+            raise ValueError(offset)
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        raise InvalidField("cursor", "invalid", "not a cursor of this list") from None
+    if (cursor_from, cursor_to) != (issued_from.isoformat(), issued_to.isoformat()):
+        raise InvalidField("cursor", "invalid", "a cursor from another range")
+    return int(offset)
+
+
+def listed_item(policy: Policy) -> dict[str, Any]:
+    """One production-list item; ``quote_id`` empty for a policy issued without a quote here."""
+    return {
+        "policy_no": policy.policy_no,
+        "quote_id": policy.quote_no or "",
+        "product": policy.product.upper(),
+        "state": STATE_WORDS[policy.status],
+        "period": period(policy),
+        "gross_premium": amount(policy.premium),
+    }
+
+
+def cancellation_view(cancellation: Cancellation, now: float) -> dict[str, Any]:
+    """``GET /cancellations/{id}``: PROCESSING, then DONE with the refund, or REJECTED with why."""
+    status = cancellation.status(now)
+    view: dict[str, Any] = {"cancellation_id": cancellation.cancellation_id, "status": status}
+    if status == "DONE":
+        view["refund"] = amount(cancellation.refund)
+        view["effective_on"] = cancellation.cancelled_on.isoformat()
+    elif status == "REJECTED":
+        view["reason"] = cancellation.rejected
+    return view
+
+
 def basic_credentials(header: str | None) -> dict[str, str | None]:
     scheme, _, encoded = (header or "").partition(" ")
     if scheme.lower() != "basic":
@@ -174,7 +234,7 @@ class Deniz(Insurer):
     )
     # Deniz is slow on quotes (1-4 s in the demo), quick enough on everything else.
     realistic_latency_ms = {**{operation: [1000, 4000] for operation in domain.QUOTE_OPERATIONS}, "*": [200, 800]}
-    operations = (*BUSINESS_OPERATIONS, "issue_lookup", "issue_poll", "document_download")
+    operations = (*BUSINESS_OPERATIONS, "issue_lookup", "issue_poll", "document_download", "cancel_poll")
     # "broken_coverages": a rough release's quote, with entries no reader can use appended to its
     # coverages and installments. "absolute_location": the document's 303 names its link as an
     # absolute URL, on the origin in the rule's ``reason`` (default: the Host it was asked on),
@@ -182,6 +242,7 @@ class Deniz(Insurer):
     extra_fault_kinds = frozenset({"reject", "broken_coverages", "absolute_location"})
     throttle_codes = frozenset({"TOO_MANY_REQUESTS"})
     committing_codes = frozenset({"DUPLICATE_REFERENCE"})
+    cancel_committing_codes = frozenset({"DUPLICATE_REFERENCE", "ALREADY_CANCELLED"})
     garbage_body = (
         b'{"quote_id": "DZ-T-000001", "gross_premium": {"amount": "4312.50", "currency": "TRY"}, '
         b'"expires_at": "2030-01-01T00:00:00Z"}'
@@ -401,6 +462,88 @@ class Deniz(Insurer):
 
     def op_unknown(self, call: Call) -> Response:
         return error("NOT_FOUND", f"No route for {call.request.method} {call.request.path}")
+
+    # --- cancellation and the production list ------------------------------------------------------
+
+    def op_cancel_policy(self, call: Call) -> Response:
+        """202 and a cancellation to poll, decided at once (revealed after
+        ``issuance_processing_seconds``, seen by polls after ``poll_lag_seconds``). A used
+        ``client_reference`` is answered 409 DUPLICATE_REFERENCE with the cancellation it made,
+        before any other check, whatever that cancellation's outcome."""
+        payload, problem = parse_json_object(call.request.body)
+        if problem is not None:
+            raise problem
+        reference = payload.get("client_reference")
+        validate({"client_reference": reference}, ("client_reference",))
+        agency = self.agency(call)
+        record_key = (agency, reference)
+        if record_key in self.ledger.cancel_dedup:
+            cancellation_id = self.ledger.cancel_dedup[record_key]
+            return error(
+                "DUPLICATE_REFERENCE",
+                "client_reference already used; the earlier cancellation stands",
+                cancellation_id=cancellation_id,
+            )
+        reason = domain.read_choice(payload.get("reason"), "reason", CANCEL_REASONS)
+        effective_on = domain.read_date(payload.get("effective_on"), "effective_on")
+        config = self.state.config
+        try:
+            cancellation = self.ledger.cancel(
+                agency=agency,
+                policy_no=call.fields["policy_no"],
+                reason=reason,
+                effective_on=effective_on,
+                reference=reference,
+                processing_seconds=config["issuance_processing_seconds"],
+                visible_after=config["poll_lag_seconds"],
+                deferred=DEFERRED_CANCEL_REFUSALS,
+                reject=call.reject_reason,
+            )
+        except domain.AlreadyCancelled as already:
+            return error("ALREADY_CANCELLED", cancellation_id=already.cancellation.cancellation_id)
+        except domain.CancelNotAllowed as refused:
+            return error("CANCEL_NOT_ALLOWED", f"{ERRORS['CANCEL_NOT_ALLOWED'][1]}: {refused.detail}")
+        self.ledger.cancel_dedup[record_key] = cancellation.cancellation_id
+        location = [("Location", f"/cancellations/{cancellation.cancellation_id}")]
+        return Response.json(202, {"cancellation_id": cancellation.cancellation_id, "status": "PROCESSING"}, location)
+
+    def op_cancel_poll(self, call: Call) -> Response:
+        """Served by the poll cluster, like the policy requests': until ``visible_at`` it does not
+        know the cancellation."""
+        cancellation = self.ledger.cancellations.get(call.fields["cancellation_id"])
+        now = time.time()
+        if (
+            cancellation is None
+            or cancellation.agency not in (None, self.agency(call))
+            or now < cancellation.visible_at
+        ):
+            raise Refusal(Refusal.NOT_FOUND, f"cancellation {call.fields['cancellation_id']}")
+        return Response.json(200, cancellation_view(cancellation, now))
+
+    def op_policy_list(self, call: Call) -> Response:
+        """``GET /policies?issued_from&issued_to[&cursor]``: a page, and ``next_cursor`` (null on the last)."""
+        issued_from = domain.read_date(query_value(call.request, "issued_from"), "issued_from")
+        issued_to = domain.read_date(query_value(call.request, "issued_to"), "issued_to")
+        domain.check_list_range(issued_from, issued_to)
+        cursor = query_value(call.request, "cursor")
+        offset = 0 if cursor is None else cursor_offset(cursor, issued_from, issued_to)
+        policies = self.ledger.production_list(agency=self.agency(call), issued_from=issued_from, issued_to=issued_to)
+        following = offset + domain.LIST_PAGE_SIZE
+        next_cursor = list_cursor(issued_from, issued_to, following) if following < len(policies) else None
+        items = [listed_item(policy) for policy in policies[offset:following]]
+        return Response.json(200, {"items": items, "next_cursor": next_cursor})
+
+    def render_cancel_error(self, call: Call, code: str, rule: FaultRule) -> Response | None:
+        """DUPLICATE_REFERENCE / ALREADY_CANCELLED (served first) name the cancellation to poll."""
+        cancellation_id = None
+        if code == "DUPLICATE_REFERENCE":
+            payload, _ = parse_json_object(call.request.body)
+            cancellation_id = self.ledger.cancel_dedup.get((self.agency(call), payload.get("client_reference")))
+        elif code == "ALREADY_CANCELLED":
+            policy = self.ledger.policies.get(call.fields.get("policy_no") or "")
+            if policy is not None and policy.status == "CANCELLED":
+                cancellation_id = self.ledger.cancellation_of(policy).cancellation_id
+        return None if cancellation_id is None else error(code, rule.reason, cancellation_id=cancellation_id)
 
     # --- rendering ----------------------------------------------------------------------------------
 

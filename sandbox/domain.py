@@ -53,6 +53,8 @@ OPERATION_FIELDS: dict[str, tuple[str, ...]] = {
     "issue_policy": ("quote_no", "payment_token"),
     "policy_status": ("policy_no",),
     "policy_document": ("policy_no",),
+    "cancel_policy": ("policy_no", "reason", "effective_on"),
+    "policy_list": ("issued_from", "issued_to"),
 }
 QUOTE_OPERATIONS = ("trafik_quote", "kasko_quote", "dask_quote")
 PRODUCT_OF = {"trafik_quote": "trafik", "kasko_quote": "kasko", "dask_quote": "dask"}
@@ -267,6 +269,125 @@ def money(amount: Decimal) -> str:
 
 def iso_utc(epoch_seconds: float) -> str:
     return datetime.fromtimestamp(epoch_seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- cancellation and the production list (CONTRACTS.md, the last two sections) -----------------
+
+# Operations that move money: a dedup key of the insurer's, faults that commit before answering.
+MONEY_OPERATIONS = ("issue_policy", "cancel_policy")
+CANCEL_REASONS = ("vehicle_sold", "customer_request", "duplicate", "other")
+DUPLICATE_REASON = "duplicate"
+# The production list: a range of at most this many days after its first, pages of up to 100.
+LIST_MAX_DAYS = 31
+LIST_PAGE_SIZE = 100
+PRODUCTS = ("trafik", "kasko", "dask")
+# Deniz's cancellations are polled like its policy requests: fault rules may aim at one.
+FIELD_RULES["cancellation_id"] = _matches(RECORD_NO_RE)
+ISO_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+DOTTED_DATE_RE = re.compile(r"[0-9]{2}\.[0-9]{2}\.[0-9]{4}")
+
+
+class CancelNotAllowed(Exception):
+    """The insurer will not cancel this policy (an expired one, a DASK policy with an open claim).
+
+    ``code`` is the sandbox's own word for why (``POLICY_EXPIRED``, ``OPEN_CLAIM``): Deniz puts it
+    in a REJECTED cancellation's ``reason``; the others answer their "not allowed" code.
+    """
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+
+
+class AlreadyCancelled(Exception):
+    """The policy is cancelled already; ``cancellation`` is the first cancellation's record, whose
+    result every insurer repeats in its "already cancelled" answer."""
+
+    def __init__(self, cancellation: Any) -> None:
+        super().__init__(f"policy {cancellation.policy_no} already cancelled")
+        self.cancellation = cancellation
+
+
+def read_date(value: Any, field: str, *, dotted: bool = False) -> date:
+    """A calendar date as the insurer writes it (ISO ``2026-12-01``; Çınar ``01.12.2026``), or the
+    :class:`InvalidField` naming the platform ``field``."""
+    if value is None or value == "":
+        raise InvalidField(field, "missing")
+    pattern = DOTTED_DATE_RE if dotted else ISO_DATE_RE
+    if not isinstance(value, str) or pattern.fullmatch(value) is None:
+        raise InvalidField(field, "invalid", "01.12.2026 expected" if dotted else "YYYY-MM-DD expected")
+    try:
+        return datetime.strptime(value, "%d.%m.%Y").date() if dotted else date.fromisoformat(value)
+    except ValueError:
+        raise InvalidField(field, "invalid", "no such day") from None
+
+
+def read_choice(value: Any, field: str, words: Mapping[str, str]) -> str:
+    """The platform's word for an insurer's word (a cancellation reason), or the :class:`InvalidField`."""
+    if value is None or value == "":
+        raise InvalidField(field, "missing")
+    if not isinstance(value, str) or value not in words:
+        raise InvalidField(field, "invalid", f"one of {sorted(words)} expected")
+    return words[value]
+
+
+def read_page(value: Any, field: str = "page") -> int:
+    """A 1-based page number (an integer, or its digits as text); absent means the first page."""
+    if value is None or value == "":
+        return 1
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidField(field, "invalid", "a page number from 1 expected")
+    return value
+
+
+def check_list_range(issued_from: date, issued_to: date, *, field: str = "issued_to") -> None:
+    """Both ends inclusive, ``issued_to`` never before ``issued_from`` and at most 31 days after it
+    (a refusal names ``field``, the insurer's name for the range's end)."""
+    if issued_to < issued_from:
+        raise InvalidField(field, "invalid", "before the range's start")
+    if (issued_to - issued_from).days > LIST_MAX_DAYS:
+        raise InvalidField(field, "invalid", f"more than {LIST_MAX_DAYS} days after the range's start")
+
+
+def refund(premium: Decimal, starts_on: date, ends_on: date, effective_on: date, reason: str) -> tuple[Decimal, date]:
+    """The refund and the day the cancellation takes effect.
+
+    A duplicate takes effect on the start date and refunds the whole premium, whatever
+    ``effective_on`` says; otherwise premium × (ends_on − effective_on) ÷ (ends_on − starts_on)
+    in days, rounded half-up to kuruş.
+    """
+    if reason == DUPLICATE_REASON:
+        return premium.quantize(_CENTS, ROUND_HALF_UP), starts_on
+    total_days = (ends_on - starts_on).days
+    if total_days <= 0:
+        return Decimal("0.00"), effective_on
+    left = Decimal((ends_on - effective_on).days)
+    return (premium * left / Decimal(total_days)).quantize(_CENTS, ROUND_HALF_UP), effective_on
+
+
+def page_of(items: list[Any], page: int) -> tuple[list[Any], int]:
+    """Page ``page`` (1-based) of ``items`` and how many pages there are (0 for no items)."""
+    pages = -(-len(items) // LIST_PAGE_SIZE)
+    start = (page - 1) * LIST_PAGE_SIZE
+    return items[start : start + LIST_PAGE_SIZE], pages
+
+
+def seeded_issue_time(issued_on: date | None, starts_on: date | None) -> float | None:
+    """When a seeded policy was issued (epoch seconds): noon in Türkiye on ``issued_on``, by
+    default the day before it starts (as a policy issued here starts the next day)."""
+    if issued_on is None:
+        if starts_on is None:
+            return None
+        issued_on = starts_on - timedelta(days=1)
+    return datetime(issued_on.year, issued_on.month, issued_on.day, 12, tzinfo=TURKIYE).timestamp()
+
+
+def seeded_premium(policy_no: str) -> Decimal:
+    """A seeded policy's gross premium when the seed names none: deterministic per number."""
+    return Decimal(2500 + _digest("premium", policy_no) % 750000) / Decimal(100)
 
 
 # --- policy periods, coverages, installments, documents (CONTRACTS.md, last section) -------------

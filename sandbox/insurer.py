@@ -164,6 +164,8 @@ class Insurer:
     throttle_codes: ClassVar[frozenset[str]] = frozenset()
     # Error codes that, on issue_policy, only tell the truth if the issuance happened.
     committing_codes: ClassVar[frozenset[str]] = frozenset()
+    # The same for cancel_policy: a duplicate or "already cancelled" names a cancellation that exists.
+    cancel_committing_codes: ClassVar[frozenset[str]] = frozenset()
     # A plausible body; the "garbage" fault sends its first part only.
     garbage_body: ClassVar[bytes] = b'{"success": true, "data": {"id": "0000001", "amount": "1234.56"}}'
 
@@ -273,9 +275,12 @@ class Insurer:
             code = rule.code or ""
             if call.operation == "issue_policy" and (rule.commit or code in self.committing_codes):
                 self.handle(call)
+            if call.operation == "cancel_policy" and (rule.commit or code in self.cancel_committing_codes):
+                self.handle(call)
             if code in self.throttle_codes:
                 self.state.record_throttled(call.operation)
-            response = self.render_error(call, code, rule)
+            response = self.render_cancel_error(call, code, rule) if call.operation == "cancel_policy" else None
+            response = response or self.render_error(call, code, rule)
             if rule.http_status is not None:
                 response.status = rule.http_status
             return response
@@ -328,6 +333,11 @@ class Insurer:
     def apply_extra_fault(self, rule: FaultRule, call: Call) -> Response:
         raise NotImplementedError(rule.fault)
 
+    def render_cancel_error(self, call: Call, code: str, rule: FaultRule) -> Response | None:
+        """An ``error`` fault on cancel_policy whose code carries a cancellation (one of
+        ``cancel_committing_codes``, served first): rendered with it. None: ``render_error``."""
+        return None
+
     def issuance_key(self, call: Call) -> str | None:
         """The issuance's dedup key as sent, or None when the insurer has none (Boğaziçi)."""
         return None
@@ -353,3 +363,9 @@ def parse_json_object(body: bytes) -> tuple[dict[str, Any], InvalidField | None]
     if not isinstance(payload, dict):
         return {}, InvalidField("body", "invalid", "body must be a JSON object")
     return payload, None
+
+
+def query_value(request: Request, name: str) -> str | None:
+    """The first value of a query parameter, or None."""
+    values = request.query.get(name)
+    return values[0] if values else None

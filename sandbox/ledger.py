@@ -45,6 +45,36 @@ class Policy:
     starts_on: date | None = None
     ends_on: date | None = None
     document_ready_at: float = 0.0  # epoch seconds: "not ready yet" before this
+    # What the production list and a cancellation read (CONTRACTS.md, the last two sections).
+    product: str = "trafik"
+    premium: Decimal | None = None
+    issued_at: float | None = None  # epoch seconds; its day in Türkiye's calendar is the issue date
+    sequence: int = 0  # issue order: "newest first" among policies issued in the same instant
+    open_claim: bool = False  # a DASK policy with an open claim cannot be cancelled
+    cancellation: Cancellation | None = None  # what cancelled it (None while it is not cancelled)
+
+
+@dataclass
+class Cancellation:
+    """One cancellation of a policy, decided when it is received: the policy is cancelled (and
+    counted) once, there and then. Deniz reveals it ``ready_at``, when its poll turns DONE, or
+    REJECTED when ``rejected`` says why the policy stands."""
+
+    cancellation_id: str
+    policy_no: str
+    agency: str | None  # None: cancelled outside the web service (the control API, a seed)
+    reason: str  # platform word: vehicle_sold, customer_request, duplicate, other
+    cancelled_on: date
+    refund: Decimal
+    reference: str | None = None
+    ready_at: float = 0.0
+    visible_at: float = 0.0  # Deniz: its polls do not see it before (poll lag)
+    rejected: str | None = None
+
+    def status(self, now: float) -> str:
+        if now < self.ready_at:
+            return "PROCESSING"
+        return "REJECTED" if self.rejected else "DONE"
 
 
 @dataclass
@@ -89,6 +119,11 @@ class Ledger:
     # The sandbox config's `document_delay_seconds`, kept here by SandboxState.
     document_delay: float = 0.0
     _counters: dict[str, int] = field(default_factory=dict)
+    # Cancellations by id, their dedup records (keyed like ``dedup``), and how many times each
+    # policy was cancelled through the web service.
+    cancellations: dict[str, Cancellation] = field(default_factory=dict)
+    cancel_dedup: dict[tuple[str, str], Any] = field(default_factory=dict)
+    cancelled_count: dict[str, int] = field(default_factory=dict)
 
     def clear(self) -> None:
         self.quotes.clear()
@@ -97,6 +132,9 @@ class Ledger:
         self.dedup.clear()
         self.requests.clear()
         self.tokens.clear()
+        self.cancellations.clear()
+        self.cancel_dedup.clear()
+        self.cancelled_count.clear()
 
     def next_number(self, letter: str) -> str:
         self._counters[letter] = self._counters.get(letter, 0) + 1
@@ -172,6 +210,7 @@ class Ledger:
         )
         self.policies[policy.policy_no] = policy
         self.issued_by_quote.setdefault(quote.quote_no, []).append(policy.policy_no)
+        self._record_issue(policy, quote, now)
         return policy
 
     # --- policies --------------------------------------------------------------------------
@@ -216,12 +255,23 @@ class Ledger:
         quote_no: str | None = None,
         starts_on: date | None = None,
         ends_on: date | None = None,
+        *,
+        agency: str | None = None,
+        product: str | None = None,
+        premium: Decimal | None = None,
+        issued_on: date | None = None,
+        open_claim: bool = False,
     ) -> Policy:
         """A policy that exists at the insurer without having been issued in this run; its period
-        is the one given, else a deterministic one (see ``domain.seeded_period``)."""
+        is the one given, else a deterministic one (see ``domain.seeded_period``).
+
+        With ``agency`` it is that agency's (issued on the insurer's portal, say): only it sees it,
+        and its production list shows it; without, every agency sees it and no list does.
+        """
         if starts_on is None or ends_on is None:
             starts_on, ends_on = domain.seeded_period(policy_no, time.time())
-        policy = Policy(policy_no, status, agency=None, quote_no=quote_no, starts_on=starts_on, ends_on=ends_on)
+        policy = Policy(policy_no, status, agency=agency, quote_no=quote_no, starts_on=starts_on, ends_on=ends_on)
+        self._record_seed(policy, product=product, premium=premium, issued_on=issued_on, open_claim=open_claim)
         self.policies.pop(policy_no, None)  # re-insert so "latest" order follows seeding order
         self.policies[policy_no] = policy
         return policy
@@ -229,3 +279,135 @@ class Ledger:
     def issued_summary(self) -> tuple[dict[str, list[str]], int]:
         by_quote = {quote_no: list(numbers) for quote_no, numbers in self.issued_by_quote.items()}
         return by_quote, sum(len(numbers) for numbers in by_quote.values())
+
+    # --- what the production list and a cancellation read (CONTRACTS.md, last two sections) ----
+
+    def _next_sequence(self) -> int:
+        self._counters["sequence"] = self._counters.get("sequence", 0) + 1
+        return self._counters["sequence"]
+
+    def _record_issue(self, policy: Policy, quote: Quote, now: float) -> None:
+        """An issued policy's product, premium and issue time, from the quote it was issued on."""
+        policy.product = domain.PRODUCT_OF[quote.operation]
+        policy.premium = quote.premium
+        policy.issued_at = now
+        policy.sequence = self._next_sequence()
+
+    def _record_seed(
+        self,
+        policy: Policy,
+        *,
+        product: str | None,
+        premium: Decimal | None,
+        issued_on: date | None,
+        open_claim: bool,
+    ) -> None:
+        """A seeded policy's product (default trafik), premium (default deterministic per number)
+        and issue time: noon in Türkiye on ``issued_on``, by default the day before it starts."""
+        policy.product = product or "trafik"
+        policy.premium = premium if premium is not None else domain.seeded_premium(policy.policy_no)
+        policy.issued_at = domain.seeded_issue_time(issued_on, policy.starts_on)
+        policy.sequence = self._next_sequence()
+        policy.open_claim = open_claim
+
+    def production_list(self, *, agency: str, issued_from: date, issued_to: date) -> list[Policy]:
+        """The agency's own policies issued in the range (Türkiye's calendar), newest issue first."""
+        chosen = [
+            policy
+            for policy in self.policies.values()
+            if policy.agency == agency
+            and policy.issued_at is not None
+            and issued_from <= domain.today_in_turkiye(policy.issued_at) <= issued_to
+        ]
+        return sorted(chosen, key=lambda policy: (policy.issued_at, policy.sequence), reverse=True)
+
+    def cancel(
+        self,
+        *,
+        agency: str,
+        policy_no: Any,
+        reason: str,
+        effective_on: date,
+        reference: str | None = None,
+        processing_seconds: float = 0.0,
+        visible_after: float = 0.0,
+        deferred: frozenset[str] = frozenset(),
+        reject: str | None = None,
+    ) -> Cancellation:
+        """Cancel one of the agency's policies (or a seeded one): decided now, so the policy is
+        cancelled and counted once, whatever becomes of the answer.
+
+        Raises ``Refusal(NOT_FOUND)``; ``AlreadyCancelled`` with the first cancellation;
+        ``InvalidField("effective_on")`` for a date outside the period (a duplicate takes effect
+        on the start date whatever it says); ``CancelNotAllowed`` unless its code is ``deferred``
+        (Deniz's background check): then, as with ``reject`` (a fault), the cancellation is
+        recorded REJECTED and the policy stands.
+        """
+        domain.validate({"policy_no": policy_no}, ("policy_no",))
+        policy = self.policies.get(policy_no)
+        if policy is None or policy.agency not in (None, agency):
+            raise Refusal(Refusal.NOT_FOUND, f"policy {policy_no}", field="policy_no")
+        if policy.status == "CANCELLED":
+            raise domain.AlreadyCancelled(self.cancellation_of(policy))
+        starts_on, ends_on = self._period_of(policy)
+        if reason != domain.DUPLICATE_REASON and not starts_on <= effective_on <= ends_on:
+            raise InvalidField("effective_on", "invalid", f"outside the policy's period {starts_on} - {ends_on}")
+        rejected = reject
+        refused = self.cancel_refusal(policy)
+        if refused is not None:
+            if refused.code not in deferred:
+                raise refused
+            rejected = rejected or refused.code
+        now = time.time()
+        amount, cancelled_on = domain.refund(self._premium_of(policy), starts_on, ends_on, effective_on, reason)
+        record = Cancellation(
+            self.next_number("C"),
+            policy.policy_no,
+            agency,
+            reason,
+            cancelled_on,
+            amount,
+            reference=reference,
+            ready_at=now + processing_seconds,
+            visible_at=now + visible_after,
+            rejected=rejected,
+        )
+        self.cancellations[record.cancellation_id] = record
+        if rejected is None:
+            policy.status = "CANCELLED"
+            policy.cancellation = record
+            self.cancelled_count[policy.policy_no] = self.cancelled_count.get(policy.policy_no, 0) + 1
+        return record
+
+    def cancel_refusal(self, policy: Policy) -> domain.CancelNotAllowed | None:
+        """Why the insurer will not cancel this policy, if it will not."""
+        if policy.status == "EXPIRED":
+            return domain.CancelNotAllowed("POLICY_EXPIRED", f"policy {policy.policy_no} has expired")
+        if policy.product == "dask" and policy.open_claim:
+            return domain.CancelNotAllowed("OPEN_CLAIM", f"DASK policy {policy.policy_no} has an open claim")
+        return None
+
+    def cancellation_of(self, policy: Policy) -> Cancellation:
+        """The cancellation that ended a cancelled policy. One cancelled outside the web service
+        (seeded so, or through the control API) gets one now: reason ``other``, effective today
+        (within its period), the refund by the same rule; not counted as a cancellation."""
+        if policy.cancellation is None:
+            starts_on, ends_on = self._period_of(policy)
+            today = min(max(domain.today_in_turkiye(time.time()), starts_on), ends_on)
+            amount, cancelled_on = domain.refund(self._premium_of(policy), starts_on, ends_on, today, "other")
+            record = Cancellation(self.next_number("C"), policy.policy_no, None, "other", cancelled_on, amount)
+            self.cancellations[record.cancellation_id] = record
+            policy.cancellation = record
+        return policy.cancellation
+
+    def _period_of(self, policy: Policy) -> tuple[date, date]:
+        if policy.starts_on is not None and policy.ends_on is not None:
+            return policy.starts_on, policy.ends_on
+        return domain.seeded_period(policy.policy_no, time.time())
+
+    def _premium_of(self, policy: Policy) -> Decimal:
+        return policy.premium if policy.premium is not None else domain.seeded_premium(policy.policy_no)
+
+    def cancellations_summary(self) -> dict[str, int]:
+        """How many times each policy was cancelled through the web service (one, or a bug)."""
+        return dict(self.cancelled_count)

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, NoReturn
 
 from integrations.adapters.base import (
     InsurerAdapter,
     json_body,
+    parse_answer_date,
+    parse_listed_date,
     parse_money,
     parse_policy_date,
     parse_utc,
@@ -23,10 +26,21 @@ from integrations.adapters.base import (
     pick,
     status_refusal,
     text,
+    wire_date,
 )
 from integrations.adapters.registry import register
 from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
-from integrations.answers.results import PDF_MAGIC, Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.results import (
+    PDF_MAGIC,
+    Address,
+    Cancellation,
+    Document,
+    ListedPolicy,
+    Policy,
+    PolicyListing,
+    PolicyStatus,
+    Quote,
+)
 from integrations.answers.taxonomy import ErrorKind, Reason, Refusal
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
@@ -46,6 +60,8 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "IDEMPOTENCY_MISMATCH": ErrorKind.BUSINESS_REJECT,
     "RATE_LIMITED": ErrorKind.THROTTLED,
     "DOCUMENT_NOT_READY": ErrorKind.NOT_READY,
+    "CANCEL_NOT_ALLOWED": ErrorKind.BUSINESS_REJECT,
+    # ALREADY_CANCELLED (409) is no error: it carries the first cancellation, our result.
 }
 
 # What an agent reads (in one set of Turkish words, `Reason`) for Anka's business refusals.
@@ -54,11 +70,43 @@ AGENT_MESSAGES = {
     "RISK_DECLINED": Reason.RISK_DECLINED,
     "PRODUCT_NOT_ALLOWED": Reason.PRODUCT_NOT_ALLOWED,
     "QUOTE_EXPIRED": Reason.QUOTE_EXPIRED,
+    "CANCEL_NOT_ALLOWED": Reason.CANCEL_NOT_ALLOWED,
 }
 
 POLICY_STATUSES = {"ACTIVE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "EXPIRED": PolicyStatus.EXPIRED}
 
 PDF_CONTENT_TYPE = "application/pdf"
+
+# The code of a 409 that is our result, not an error (CONTRACTS.md, "Cancellation").
+ALREADY_CANCELLED = "ALREADY_CANCELLED"
+
+
+def _cancellation(body: Any) -> Cancellation:
+    """`{"policy_no", "status": "CANCELLED", "refund", "cancelled_on"}`, a success's or a 409's."""
+    if not isinstance(body, dict):
+        raise TypeError(f"cancellation is a {type(body).__name__}")
+    if body.get("status") != "CANCELLED":
+        raise ValueError(f"cancellation status {body.get('status')!r}"[:200])
+    return Cancellation(
+        policy_no=text(body["policy_no"]),
+        refund=parse_money(body["refund"]),
+        cancelled_on=parse_answer_date(body["cancelled_on"]),
+    )
+
+
+def _listed(item: Any) -> ListedPolicy:
+    """One production-list item; anything unreadable fails the page (never dropped unseen)."""
+    if not isinstance(item, dict):
+        raise TypeError(f"list item is a {type(item).__name__}")
+    return ListedPolicy(
+        policy_no=text(item["policy_no"]),
+        quote_no=text(item.get("quote_no") or ""),
+        product=text(item["product"]),
+        status=POLICY_STATUSES[item["status"]],
+        starts_on=parse_listed_date(item.get("starts_on")),
+        ends_on=parse_listed_date(item.get("ends_on")),
+        premium=parse_money(item["premium"]),
+    )
 
 
 def _coverage(item: Any) -> dict[str, Any]:
@@ -226,3 +274,60 @@ class AnkaAdapter(InsurerAdapter):
 
         call = self._call("GET", f"/v1/policies/{path_part(policy_no)}/document", max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)
         return self.channel.exchange(call, read)
+
+    # -- cancellation and the production list ----------------------------------------------------
+
+    def cancel_policy(self, data: Mapping[str, Any], *, reference: str) -> Cancellation:
+        """Our reference is the `Idempotency-Key`: a repeat is Anka's replay of the first answer.
+        The reasons are the platform's own words at Anka."""
+        body = {"reason": data.get("reason"), "effective_on": wire_date(data.get("effective_on"))}
+        call = self._call(
+            "POST",
+            f"/v1/policies/{path_part(data.get('policy_no'))}/cancellation",
+            json=body,
+            headers={"Idempotency-Key": reference},
+        )
+        return self.channel.exchange(call, self._read_cancellation)
+
+    def _read_cancellation(self, reply: Reply) -> Cancellation:
+        """A 200, or a 409 ALREADY_CANCELLED with the first cancellation: the same result. A 409
+        at Anka is QUOTE_EXPIRED or ALREADY_CANCELLED: the code says which. IDEMPOTENCY_MISMATCH
+        means Anka holds another request under our key, whose outcome is unknown (as at issuance)."""
+        if reply.status == 409:
+            try:
+                body = json_body(reply)
+            except Refusal:
+                body = None
+            error = body.get("error") if isinstance(body, dict) else None
+            if isinstance(error, dict) and error.get("code") == ALREADY_CANCELLED:
+                if "cancellation" not in body:
+                    raise ValueError("ALREADY_CANCELLED without the cancellation it repeats")
+                return _cancellation(body["cancellation"])
+        try:
+            return _cancellation(self._read(reply))
+        except Refusal as refusal:
+            if refusal.code == "IDEMPOTENCY_MISMATCH":
+                refusal.ambiguous = True
+            raise
+
+    def policy_list(self, data: Mapping[str, Any]) -> PolicyListing:
+        """`GET /v1/policies?issued_from&issued_to&page`, page 1 to `pages`, one exchange each."""
+        params = {"issued_from": wire_date(data.get("issued_from")), "issued_to": wire_date(data.get("issued_to"))}
+
+        def fetch(page: int) -> tuple[list[ListedPolicy], int | None]:
+            call = self._call("GET", "/v1/policies")
+            call.params = {**params, "page": str(page)}
+            return self.channel.exchange(call, partial(self._read_page, page=page))
+
+        return self.list_pages.read((params["issued_from"], params["issued_to"]), fetch, first=1)
+
+    def _read_page(self, reply: Reply, *, page: int) -> tuple[list[ListedPolicy], int | None]:
+        body = self._read(reply)
+        items, pages = body["items"], body["pages"]
+        if not isinstance(items, list):
+            raise ValueError(f"items is a {type(items).__name__}, not a list")
+        if not isinstance(pages, int) or isinstance(pages, bool) or pages < 0:
+            raise ValueError(f"pages is {pages!r}"[:200])
+        if body.get("page", page) != page or (items and page > pages):
+            raise ValueError(f"answer of page {body.get('page')!r} of {pages}, asked for page {page}"[:200])
+        return [_listed(item) for item in items], (page + 1 if page < pages else None)

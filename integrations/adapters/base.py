@@ -8,6 +8,7 @@ classifies by itself: the channel translates, the retry engine decides.
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
@@ -153,6 +154,9 @@ class InsurerAdapter(ABC):
         # Every credential value, whatever the insurer calls it: an answer that echoes the
         # request must not carry one into the attempt log (the channel scrubs them out).
         channel.keep_secret(*self.credentials.values())
+        # The production list's pages read so far: the engine runs one adapter per operation,
+        # so a retry after a failed page reads that page again, not the list.
+        self.list_pages = ListPages()
 
     @abstractmethod
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote: ...
@@ -188,17 +192,18 @@ class InsurerAdapter(ABC):
         No default, so that a new adapter has to say which it is.
         """
 
+    @abstractmethod
     def cancel_policy(self, data: Mapping[str, Any], *, reference: str) -> Cancellation:
         """Cancel policy `data["policy_no"]` for `data["reason"]` from `data["effective_on"]`,
         carrying `reference` wherever the insurer accepts one. An "already cancelled" answer is
         the same result as a success (CONTRACTS.md: a repeat carries the first result)."""
-        raise NotImplementedError(f"{self.code}: cancel_policy")
 
+    @abstractmethod
     def policy_list(self, data: Mapping[str, Any]) -> PolicyListing:
         """Every policy the account issued from `data["issued_from"]` to `data["issued_to"]`,
-        every page in order (`ListPages` keeps the pages read, so a retry reads the failed page
-        again, not the list)."""
-        raise NotImplementedError(f"{self.code}: policy_list")
+        every page in order, each page one exchange through `self.list_pages` (which keeps the
+        pages read, so a retry reads the failed page again, not the list). An unreadable item
+        fails its page as a malformed answer; it is never dropped."""
 
     def run(
         self, operation: str, data: Mapping[str, Any], *, reference: str = ""
@@ -241,6 +246,54 @@ class ListPages:
                 seen.add(item.policy_no)
                 unique.append(item)
         return PolicyListing(policies=tuple(unique))
+
+
+# --- cancellation and the production list (CONTRACTS.md, the last two sections) ------------------
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def platform_date(value: Any) -> date | None:
+    """A date as the platform holds it (`effective_on`, `issued_from`): a `date` or its ISO text;
+    None for anything else."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value.strip()):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def wire_date(value: Any, fmt: str = "%Y-%m-%d") -> Any:
+    """A platform date as the insurer writes it (ISO, or Çınar's `%d.%m.%Y`). A value that is no
+    date is sent as given, for the insurer to refuse: the probe shows what the insurer says."""
+    parsed = platform_date(value)
+    return parsed.strftime(fmt) if parsed is not None else value
+
+
+def wire_word(words: Mapping[str, str], value: Any) -> Any:
+    """The insurer's word for a platform word (a cancellation reason); anything else as given."""
+    return words.get(value, value) if isinstance(value, str) else value
+
+
+def parse_answer_date(value: Any) -> date:
+    """A date the answer must carry (the day a cancellation takes effect): unreadable is malformed."""
+    parsed = parse_policy_date(value)
+    if parsed is None:
+        raise ValueError(f"not a date: {value!r}"[:200])
+    return parsed
+
+
+def parse_listed_date(value: Any) -> date | None:
+    """A listed policy's period date: absent is None; present but unreadable is a malformed item
+    (a production list is for reconciling, and an item read half is not silently kept)."""
+    if value is None or value == "":
+        return None
+    return parse_answer_date(value)
 
 
 def pick(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import io
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 from xml.etree.ElementTree import Element, ParseError
 from xml.sax.saxutils import escape
@@ -27,11 +28,30 @@ from xml.sax.saxutils import escape
 import defusedxml.ElementTree as safe_xml
 from defusedxml import DefusedXmlException
 
-from integrations.adapters.base import InsurerAdapter, parse_money, parse_policy_date, parse_utc, status_refusal
+from integrations.adapters.base import (
+    InsurerAdapter,
+    parse_answer_date,
+    parse_listed_date,
+    parse_money,
+    parse_policy_date,
+    parse_utc,
+    status_refusal,
+    wire_date,
+    wire_word,
+)
 from integrations.adapters.registry import register
 from integrations.answers.classification import classify
 from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
-from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.results import (
+    Address,
+    Cancellation,
+    Document,
+    ListedPolicy,
+    Policy,
+    PolicyListing,
+    PolicyStatus,
+    Quote,
+)
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
 from integrations.masking import mask_and_cut
@@ -52,6 +72,8 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "BS-300": ErrorKind.BUSINESS_REJECT,
     "BS-310": ErrorKind.BUSINESS_REJECT,
     "BS-320": ErrorKind.EXPIRED,
+    # BS-330 "Poliçe zaten iptal" is no error: it carries the first cancellation, our result.
+    "BS-340": ErrorKind.BUSINESS_REJECT,
     "BS-404": ErrorKind.NOT_FOUND,
     # "Basım hazır değil": the policy exists, its PDF is still being printed.
     "BS-405": ErrorKind.NOT_READY,
@@ -70,6 +92,7 @@ AGENT_MESSAGES = {
     "BS-300": Reason.NOT_ELIGIBLE,
     "BS-310": Reason.RISK_DECLINED,
     "BS-320": Reason.QUOTE_EXPIRED,
+    "BS-340": Reason.CANCEL_NOT_ALLOWED,
 }
 
 POLICY_STATUSES = {
@@ -240,6 +263,63 @@ def _coverage(item: Element) -> dict[str, Any]:
 def _installment(item: Any) -> dict[str, Any]:
     """`<Taksit><Sayi>` parts, `<Toplam>` the whole premium paid so."""
     return installment_entry(_child_text(item, "Sayi"), _child_text(item, "Toplam"))
+
+
+# Cancellation and the production list (CONTRACTS.md, the last two sections). UretimListesi's
+# BaslangicTarihi/BitisTarihi are the range of issue dates, a <Police>'s the policy's period.
+CANCEL_ELEMENTS = (("PoliceNo", "policy_no"), ("IptalNedeni", "reason"), ("IptalTarihi", "effective_on"))
+LIST_ELEMENTS = (("BaslangicTarihi", "issued_from"), ("BitisTarihi", "issued_to"), ("Sayfa", "page"))
+CANCEL_REASONS = {
+    "vehicle_sold": "ARAC_SATIS",
+    "customer_request": "SIGORTALI_TALEBI",
+    "duplicate": "MUKERRER",
+    "other": "DIGER",
+}
+ALREADY_CANCELLED = "BS-330"
+BRANCHES = {"TRAFIK": "trafik", "KASKO": "kasko", "DASK": "dask"}
+
+
+def _own_field(refusal: Refusal, elements: Sequence[tuple[str, str]]) -> Refusal:
+    """A BS-100 about one of these operations' own elements names the platform field it is."""
+    if refusal.code == "BS-100":
+        for name, field in elements:
+            if re.search(rf"(?<![A-Za-z]){name}(?![A-Za-z])", refusal.message):
+                refusal.field = field
+                break
+    return refusal
+
+
+def _islem_sonuc(reply: Reply, operation: str) -> Element:
+    """The `<IslemSonuc>` of an answer already read once (BS-330's, which carries the result)."""
+    result = _parse_xml(reply).find(f"{_q('Body', SOAP_NS)}/{_q(operation + 'Response')}/{_q('IslemSonuc')}")
+    if result is None:
+        raise ValueError(f"no {operation}Response/IslemSonuc")
+    return result
+
+
+def _cancellation(result: Element) -> Cancellation:
+    """`PoliceNo, Durum (IPTAL), IadePrim, IptalTarihi`: a success's, or BS-330's."""
+    status = _required(result, "Durum")
+    if status != "IPTAL":
+        raise ValueError(f"a cancellation's Durum is {status!r}")
+    return Cancellation(
+        policy_no=_required(result, "PoliceNo"),
+        refund=parse_money(_required(result, "IadePrim")),
+        cancelled_on=parse_answer_date(_required(result, "IptalTarihi")),
+    )
+
+
+def _listed(police: Element) -> ListedPolicy:
+    """One `<Police>`; an empty `<TeklifNo/>` is a policy issued without a quote of ours."""
+    return ListedPolicy(
+        policy_no=_required(police, "PoliceNo"),
+        quote_no=_child_text(police, "TeklifNo") or "",
+        product=BRANCHES[_required(police, "Brans")],
+        status=POLICY_STATUSES[_required(police, "Durum")],
+        starts_on=parse_listed_date(_child_text(police, "BaslangicTarihi")),
+        ends_on=parse_listed_date(_child_text(police, "BitisTarihi")),
+        premium=parse_money(_required(police, "BrutPrim")),
+    )
 
 
 def _pdf_bytes(encoded: str) -> bytes:
@@ -434,3 +514,68 @@ class BogaziciAdapter(InsurerAdapter):
             return Document(policy_no=policy_no, content=_pdf_bytes(_required(result, "PdfIcerik")))
 
         return self._exchange("PoliceBasim", DOCUMENT_ELEMENTS, data, read, max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)
+
+    # -- cancellation and the production list ----------------------------------------------------
+
+    def _soap_call(self, operation: str, values: Sequence[tuple[str, Any]]) -> Call:
+        """One `<Islem>` whose elements carry `values` as given (already in Boğaziçi's words)."""
+        body = soap_envelope(
+            operation, values, username=self.credentials["username"], password=self.credentials["password"]
+        )
+        headers = {"Content-Type": "text/xml; charset=utf-8", "SOAPAction": f'"urn:bogazici:{operation}"'}
+        return Call("POST", SERVICE_PATH, body=body, headers=headers)
+
+    def cancel_policy(self, data: Mapping[str, Any], *, reference: str) -> Cancellation:
+        """`PoliceIptal` takes no reference of ours and Boğaziçi does not deduplicate, but a second
+        `PoliceIptal` of a cancelled policy only answers BS-330 with the first cancellation's
+        elements: sending again after a lost answer is the question, and can cancel nothing twice."""
+        values = [
+            ("PoliceNo", data.get("policy_no")),
+            ("IptalNedeni", wire_word(CANCEL_REASONS, data.get("reason"))),
+            ("IptalTarihi", wire_date(data.get("effective_on"))),
+        ]
+        return self.channel.exchange(self._soap_call("PoliceIptal", values), self._read_cancellation)
+
+    def _read_cancellation(self, reply: Reply) -> Cancellation:
+        """BS-330 is the first cancellation, our result. Any other "no" that does not prove nothing
+        was done (a permanent one; the BS-901 quota, never marked) may hide a cancellation, as a
+        BS-902 backend timeout does at issuance: the outcome is unknown, and we ask again."""
+        try:
+            result = self._result(reply, "PoliceIptal", CANCEL_ELEMENTS)
+        except Refusal as refusal:
+            if refusal.code != ALREADY_CANCELLED:
+                if refusal.ambiguous is None:
+                    kind = classify(self.code, refusal.code, table=self.error_table, fallback=refusal.kind)
+                    refusal.ambiguous = kind.error_class is not ErrorClass.PERMANENT
+                raise _own_field(refusal, CANCEL_ELEMENTS) from None
+            result = _islem_sonuc(reply, "PoliceIptal")
+        return _cancellation(result)
+
+    def policy_list(self, data: Mapping[str, Any]) -> PolicyListing:
+        """`UretimListesi` page by page, `Sayfa` 1 to `<ToplamSayfa>`, one exchange each."""
+        issued_from, issued_to = wire_date(data.get("issued_from")), wire_date(data.get("issued_to"))
+
+        def fetch(page: int) -> tuple[list[ListedPolicy], int | None]:
+            values = [("BaslangicTarihi", issued_from), ("BitisTarihi", issued_to), ("Sayfa", page)]
+            call = self._soap_call("UretimListesi", values)
+            return self.channel.exchange(call, partial(self._read_page, page=page))
+
+        return self.list_pages.read((issued_from, issued_to), fetch, first=1)
+
+    def _read_page(self, reply: Reply, *, page: int) -> tuple[list[ListedPolicy], int | None]:
+        try:
+            result = self._result(reply, "UretimListesi", LIST_ELEMENTS)
+        except Refusal as refusal:
+            raise _own_field(refusal, LIST_ELEMENTS) from None
+        pages_text = _required(result, "ToplamSayfa")
+        if not pages_text.isascii() or not pages_text.isdigit():
+            raise ValueError(f"ToplamSayfa is {pages_text!r}"[:200])
+        pages = int(pages_text)
+        answered = _child_text(result, "Sayfa")
+        if answered not in (None, str(page)):
+            raise ValueError(f"answer of Sayfa {answered!r}, asked for {page}"[:200])
+        listed = result.find(_q("Policeler"))
+        if listed is None and page <= pages:
+            raise ValueError("no <Policeler> in a page of the list")
+        items = [] if listed is None else listed.findall(_q("Police"))
+        return [_listed(police) for police in items], (page + 1 if page < pages else None)

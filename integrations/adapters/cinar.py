@@ -30,15 +30,28 @@ from typing import Any, TypeVar
 from integrations.adapters.base import (
     InsurerAdapter,
     json_body,
+    parse_answer_date,
+    parse_listed_date,
     parse_money,
     parse_policy_date,
     parse_utc,
     status_refusal,
     text,
+    wire_date,
+    wire_word,
 )
 from integrations.adapters.registry import register
 from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
-from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.results import (
+    Address,
+    Cancellation,
+    Document,
+    ListedPolicy,
+    Policy,
+    PolicyListing,
+    PolicyStatus,
+    Quote,
+)
 from integrations.answers.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
 from integrations.pacing.waits import hint_from_retry_after, parse_delay_seconds
@@ -59,6 +72,9 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "DOC_NOT_READY": ErrorKind.NOT_READY,
     "SYS_BUSY": ErrorKind.UNAVAILABLE,
     "SYS_MAINTENANCE": ErrorKind.UNAVAILABLE,
+    "BIZ_CANCEL_NOT_ALLOWED": ErrorKind.BUSINESS_REJECT,
+    # BIZ_ALREADY_CANCELLED, and BIZ_DUPLICATE_REQUEST on police-iptal, are no errors: their
+    # `data` is the first cancellation, our result.
 }
 
 # Codes whose `data.retry_after_seconds` is how long Çınar asks us to wait.
@@ -69,6 +85,7 @@ AGENT_MESSAGES = {
     "BIZ_NOT_ELIGIBLE": Reason.NOT_ELIGIBLE,
     "BIZ_RISK_DECLINED": Reason.RISK_DECLINED,
     "BIZ_QUOTE_EXPIRED": Reason.QUOTE_EXPIRED,
+    "BIZ_CANCEL_NOT_ALLOWED": Reason.CANCEL_NOT_ALLOWED,
 }
 
 POLICY_STATUSES = {"AKTIF": PolicyStatus.ACTIVE, "IPTAL": PolicyStatus.CANCELLED, "BITTI": PolicyStatus.EXPIRED}
@@ -312,6 +329,85 @@ def _document_reader(policy_no: Any) -> Callable[[Reply], Document]:
     return read
 
 
+# Cancellation and the production list (CONTRACTS.md, the last two sections): dates are written
+# day.month.year, like a policy's period.
+CANCEL_REASONS = {
+    "vehicle_sold": "arac_satisi",
+    "customer_request": "musteri_talebi",
+    "duplicate": "mukerrer",
+    "other": "diger",
+}
+ALREADY_CANCELLED = "BIZ_ALREADY_CANCELLED"
+CINAR_DATE = "%d.%m.%Y"
+# Which platform field a validation code of these islems names.
+CANCEL_LIST_FIELDS = {
+    "VAL_IPTAL_NEDENI": "reason",
+    "VAL_IPTAL_TARIHI": "effective_on",
+    "VAL_POLICE_NO": "policy_no",
+    "VAL_TARIH": "issued_to",
+}
+
+
+def _cancel_list_refusal(refusal: Refusal) -> Refusal:
+    refusal.field = refusal.field or CANCEL_LIST_FIELDS.get(refusal.code)
+    return refusal
+
+
+def _read_cancellation(reply: Reply) -> Cancellation:
+    """A success, BIZ_ALREADY_CANCELLED, or BIZ_DUPLICATE_REQUEST (our request_ref: the earlier
+    send cancelled the policy): each one's `data` is the cancellation, the same result."""
+    body = _answer(reply)
+    if body.get("success") is False and body.get("errorCode") in (ALREADY_CANCELLED, DUPLICATE_REQUEST):
+        data = body.get("data")
+        if not isinstance(data, dict):
+            raise ValueError(f"{body.get('errorCode')} without the cancellation in data")
+    else:
+        try:
+            data = _data(body)
+        except Refusal as refusal:
+            raise _cancel_list_refusal(refusal) from None
+    if data.get("durum") != "IPTAL":
+        raise ValueError(f"a cancellation's durum is {data.get('durum')!r}"[:200])
+    return Cancellation(
+        policy_no=text(data["police_no"]),
+        refund=parse_money(data["iade_prim"]),
+        cancelled_on=parse_answer_date(data["iptal_tarihi"]),
+    )
+
+
+def _listed(item: Any) -> ListedPolicy:
+    """One `data.policeler` entry; anything unreadable fails the page (never dropped unseen)."""
+    if not isinstance(item, dict):
+        raise TypeError(f"list item is a {type(item).__name__}")
+    return ListedPolicy(
+        policy_no=text(item["police_no"]),
+        quote_no=text(item.get("teklif_no") or ""),
+        product=text(item["brans"]),
+        status=POLICY_STATUSES[item["durum"]],
+        starts_on=parse_listed_date(item.get("baslangic")),
+        ends_on=parse_listed_date(item.get("bitis")),
+        premium=parse_money(item["prim"]),
+    )
+
+
+def _page_reader(page: int) -> Callable[[Reply], tuple[list[ListedPolicy], int | None]]:
+    def read(reply: Reply) -> tuple[list[ListedPolicy], int | None]:
+        try:
+            data = _data(_answer(reply))
+        except Refusal as refusal:
+            raise _cancel_list_refusal(refusal) from None
+        items, pages = data["policeler"], data["toplam_sayfa"]
+        if not isinstance(items, list):
+            raise ValueError(f"policeler is a {type(items).__name__}, not a list")
+        if not isinstance(pages, int) or isinstance(pages, bool) or pages < 0:
+            raise ValueError(f"toplam_sayfa is {pages!r}"[:200])
+        if data.get("sayfa", page) != page or (items and page > pages):
+            raise ValueError(f"answer of sayfa {data.get('sayfa')!r} of {pages}, asked for {page}"[:200])
+        return [_listed(item) for item in items], (page + 1 if page < pages else None)
+
+    return read
+
+
 def _translate(data: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
     """Platform fields under Çınar's names; a missing one is sent as null for Çınar to refuse."""
     return {theirs: data.get(ours) for ours, theirs in fields.items()}
@@ -416,3 +512,27 @@ class CinarAdapter(InsurerAdapter):
         payload = _translate(data, STATUS_FIELDS)
         reader = _document_reader(data.get("policy_no"))
         return self._send("police-pdf", payload, reader, max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)
+
+    # -- cancellation and the production list ----------------------------------------------------
+
+    def cancel_policy(self, data: Mapping[str, Any], *, reference: str) -> Cancellation:
+        """Our reference is the `request_ref`: a repeat answers BIZ_DUPLICATE_REQUEST with the
+        first cancellation, a success (as at issuance)."""
+        payload = {
+            "police_no": data.get("policy_no"),
+            "iptal_nedeni": wire_word(CANCEL_REASONS, data.get("reason")),
+            "iptal_tarihi": wire_date(data.get("effective_on"), CINAR_DATE),
+            "request_ref": reference,
+        }
+        return self._send("police-iptal", payload, _read_cancellation)
+
+    def policy_list(self, data: Mapping[str, Any]) -> PolicyListing:
+        """`uretim-listesi` page by page, `sayfa` 1 to `toplam_sayfa`, one exchange each."""
+        issued_from = wire_date(data.get("issued_from"), CINAR_DATE)
+        issued_to = wire_date(data.get("issued_to"), CINAR_DATE)
+
+        def fetch(page: int) -> tuple[list[ListedPolicy], int | None]:
+            payload = {"baslangic": issued_from, "bitis": issued_to, "sayfa": page}
+            return self._send("uretim-listesi", payload, _page_reader(page))
+
+        return self.list_pages.read((issued_from, issued_to), fetch, first=1)

@@ -23,16 +23,18 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from integrations.adapters.base import (
     InsurerAdapter,
     json_body,
+    parse_answer_date,
+    parse_listed_date,
     parse_money,
     parse_policy_date,
     parse_utc,
@@ -40,10 +42,21 @@ from integrations.adapters.base import (
     pick,
     status_refusal,
     text,
+    wire_date,
+    wire_word,
 )
 from integrations.adapters.registry import register
 from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
-from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.results import (
+    Address,
+    Cancellation,
+    Document,
+    ListedPolicy,
+    Policy,
+    PolicyListing,
+    PolicyStatus,
+    Quote,
+)
 from integrations.answers.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, Call, Channel, Reply
 from integrations.masking import mask_and_cut
@@ -69,6 +82,8 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     # Ours: a redirect away from Deniz's base URL is not followed (our client would go wherever
     # the answer says). Left unknown, so it is logged loudly until somebody looks at it.
     "FOREIGN_REDIRECT": ErrorKind.UNCLASSIFIED,
+    "CANCEL_NOT_ALLOWED": ErrorKind.BUSINESS_REJECT,
+    # ALREADY_CANCELLED (409) is no error: it names the first cancellation, polled for our result.
 }
 
 # What an agent reads (in one set of Turkish words, `Reason`) for Deniz's business refusals.
@@ -76,6 +91,7 @@ AGENT_MESSAGES = {
     "AGENCY_NOT_AUTHORIZED": Reason.PRODUCT_NOT_ALLOWED,
     "UNDERWRITING_DECLINED": Reason.RISK_DECLINED,
     "QUOTE_EXPIRED": Reason.QUOTE_EXPIRED,
+    "CANCEL_NOT_ALLOWED": Reason.CANCEL_NOT_ALLOWED,
 }
 
 POLICY_STATES = {"IN_FORCE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "LAPSED": PolicyStatus.EXPIRED}
@@ -100,6 +116,28 @@ POLL_MAX_INTERVAL = 2.0
 POLL_MIN_WINDOW = 0.5
 # How long to keep polling when the operation has no deadline (a bare adapter, outside the engine).
 POLL_WITHOUT_DEADLINE = 60.0
+
+
+# Cancellation (CONTRACTS.md, "Cancellation"): polled like a policy request, DONE instead of ISSUED.
+DONE = "DONE"
+CANCELLATION_STATES = (PROCESSING, DONE, REJECTED)
+CANCEL_REASONS = {
+    "vehicle_sold": "VEHICLE_SOLD",
+    "customer_request": "CUSTOMER_REQUEST",
+    "duplicate": "DUPLICATE",
+    "other": "OTHER",
+}
+# The 409 codes of a cancellation that name the cancellation to poll.
+CANCELLATION_NAMED = ("DUPLICATE_REFERENCE", "ALREADY_CANCELLED")
+PRODUCT_WORDS = {deniz: ours for ours, deniz in PRODUCTS.items()}
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class _CancellationState:
+    cancellation_id: str
+    status: str
+    result: Cancellation | None = None  # once DONE
 
 
 @dataclass(frozen=True)
@@ -351,25 +389,37 @@ class DenizAdapter(InsurerAdapter):
         outcome unknown, so the next attempt looks the request up instead of sending it again.
         """
         call = self._call("GET", f"/policy-requests/{path_part(state.request_id)}", name="poll")
+        state = self._poll_to_end(
+            call, state, self._read_poll, done=lambda polled: polled.status == ISSUED, subject=_request_subject(state)
+        )
+        return Policy(
+            policy_no=state.policy_no, status=PolicyStatus.ACTIVE, starts_on=state.starts_on, ends_on=state.ends_on
+        )
+
+    def _poll_to_end(
+        self, call: Call, state: S, read: Callable[..., S], *, done: Callable[[S], bool], subject: str
+    ) -> S:
+        """The one poll loop, for policy requests and cancellations alike: poll with `call` until
+        `done` (REJECTED is raised while reading). Any other failed poll changes nothing: we keep
+        asking, waiting at least what Deniz signalled; with no time left for another poll, the
+        attempt ends ambiguous (`_still_processing`), never as a "no"."""
         interval = POLL_FIRST_INTERVAL
         pause = self._next_pause(interval) or 0.0
-        while state.status != ISSUED:
+        while not done(state):
             time.sleep(pause)
             interval = min(interval * 2, POLL_MAX_INTERVAL)
             try:
-                state = self.channel.exchange(call, partial(self._read_poll, interval=interval))
+                state = self.channel.exchange(call, partial(read, interval=interval))
             except InsurerError as error:
                 if error.provider_code == REJECTED:
                     raise
                 pause = self._next_pause(interval, error.wait)
                 if pause is None:
-                    raise _still_processing(state.request_id, error) from error
+                    raise _still_processing(subject, error) from error
             else:
                 # The read already found time for another poll; a few ms since then cost nothing.
                 pause = self._next_pause(interval) or 0.0
-        return Policy(
-            policy_no=state.policy_no, status=PolicyStatus.ACTIVE, starts_on=state.starts_on, ends_on=state.ends_on
-        )
+        return state
 
     def _read_poll(self, reply: Reply, *, interval: float) -> _RequestState:
         return self._settled_or_next_poll(self._read_request(reply), interval)
@@ -379,14 +429,13 @@ class DenizAdapter(InsurerAdapter):
 
         Raised here rather than after the exchange so the attempt log shows why the attempt ended.
         """
-        if state.status == PROCESSING and self._next_pause(interval) is None:
-            raise Refusal(
-                "STILL_PROCESSING",
-                f"Poliçe talebi {state.request_id} hâlâ işleniyor",
-                kind=ErrorKind.UNAVAILABLE,
-                ambiguous=True,
-            )
+        if state.status == PROCESSING:
+            self._end_if_no_time_to_poll(_request_subject(state), interval)
         return state
+
+    def _end_if_no_time_to_poll(self, subject: str, interval: float) -> None:
+        if self._next_pause(interval) is None:
+            raise Refusal("STILL_PROCESSING", f"{subject} hâlâ işleniyor", kind=ErrorKind.UNAVAILABLE, ambiguous=True)
 
     def _next_pause(self, interval: float, wait: WaitHint | None = None) -> float | None:
         """How long to sleep before the next poll, or None when no poll fits before the deadline."""
@@ -405,6 +454,79 @@ class DenizAdapter(InsurerAdapter):
     def _start_polling_clock(self) -> None:
         if self.channel.remaining() is None:
             self._poll_stop_at = time.monotonic() + POLL_WITHOUT_DEADLINE
+
+    # -- cancellation and the production list ----------------------------------------------------
+
+    def cancel_policy(self, data: Mapping[str, Any], *, reference: str) -> Cancellation:
+        """Send the cancellation and poll it to its end, within this one attempt (as issuance).
+        Our reference is the `client_reference`: a repeat answers 409 DUPLICATE_REFERENCE with
+        the cancellation it made, polled like a fresh one; a REJECTED poll is Deniz's verdict."""
+        self._start_polling_clock()
+        policy_no = data.get("policy_no")
+        body = {
+            "reason": wire_word(CANCEL_REASONS, data.get("reason")),
+            "effective_on": wire_date(data.get("effective_on")),
+            "client_reference": reference,
+        }
+        call = self._call("POST", f"/policies/{path_part(policy_no)}/cancellations", json=body)
+        state = self.channel.exchange(call, partial(self._read_cancel, policy_no=policy_no))
+        poll = self._call("GET", f"/cancellations/{path_part(state.cancellation_id)}", name="poll")
+        read = partial(self._read_cancellation_poll, policy_no=policy_no)
+        state = self._poll_to_end(
+            poll, state, read, done=lambda polled: polled.status == DONE, subject=_cancellation_subject(state)
+        )
+        assert state.result is not None  # DONE is read with its result
+        return state.result
+
+    def _read_cancel(self, reply: Reply, *, policy_no: Any) -> _CancellationState:
+        """202 with the new cancellation, or a 409 naming the one that stands: DUPLICATE_REFERENCE
+        (our reference's, whatever became of it) or ALREADY_CANCELLED (the policy's first one)."""
+        if reply.status == 409:
+            try:
+                body = json_body(reply)
+            except Refusal:
+                body = None
+            code = body.get("code") if isinstance(body, dict) else None
+            if code in CANCELLATION_NAMED:
+                cancellation_id = body.get("cancellation_id")
+                if not isinstance(cancellation_id, str) or not cancellation_id:
+                    # Known, but not named: whatever it did is unknown; the next attempt asks again.
+                    raise Refusal(code, f"409 {code} without the cancellation_id", ambiguous=True)
+                return self._cancellation_settled_or_next_poll(_CancellationState(cancellation_id, PROCESSING))
+        state = _cancellation_state(self._read(reply), policy_no)
+        return self._cancellation_settled_or_next_poll(state)
+
+    def _read_cancellation_poll(self, reply: Reply, *, policy_no: Any, interval: float) -> _CancellationState:
+        state = _cancellation_state(self._read(reply), policy_no)
+        return self._cancellation_settled_or_next_poll(state, interval)
+
+    def _cancellation_settled_or_next_poll(
+        self, state: _CancellationState, interval: float = POLL_FIRST_INTERVAL
+    ) -> _CancellationState:
+        if state.status == PROCESSING:
+            self._end_if_no_time_to_poll(_cancellation_subject(state), interval)
+        return state
+
+    def policy_list(self, data: Mapping[str, Any]) -> PolicyListing:
+        """`GET /policies?issued_from&issued_to`, then `&cursor=` each page's `next_cursor` names."""
+        params = {"issued_from": wire_date(data.get("issued_from")), "issued_to": wire_date(data.get("issued_to"))}
+
+        def fetch(cursor: str | None) -> tuple[list[ListedPolicy], str | None]:
+            page_params = params if cursor is None else {**params, "cursor": cursor}
+            call = self._call("GET", "/policies", params=page_params)
+            return self.channel.exchange(call, partial(self._read_page, cursor=cursor))
+
+        return self.list_pages.read((params["issued_from"], params["issued_to"]), fetch, first=None)
+
+    def _read_page(self, reply: Reply, *, cursor: str | None) -> tuple[list[ListedPolicy], str | None]:
+        body = self._read(reply)
+        items, following = body["items"], body["next_cursor"]
+        if not isinstance(items, list):
+            raise ValueError(f"items is a {type(items).__name__}, not a list")
+        if following is not None and (not isinstance(following, str) or not following or following == cursor):
+            # A cursor that names no page, or this one again, would read the list forever.
+            raise ValueError(f"next_cursor is {following!r}"[:200])
+        return [_listed(item) for item in items], following
 
 
 def _json_object(reply: Reply) -> dict[str, Any]:
@@ -495,12 +617,16 @@ def _not_ready(reply: Reply) -> Refusal:
     return Refusal("GENERATING", "Belge henüz hazırlanıyor", wait=wait, kind=ErrorKind.NOT_READY)
 
 
-def _still_processing(request_id: str, last: InsurerError) -> InsurerError:
+def _request_subject(state: _RequestState) -> str:
+    return f"Poliçe talebi {state.request_id}"
+
+
+def _still_processing(subject: str, last: InsurerError) -> InsurerError:
     """The request stands but no poll told its end in time: ambiguous, never a "no"."""
     return InsurerError(
         ErrorKind.UNAVAILABLE,
         provider_code="STILL_PROCESSING",
-        message=f"Poliçe talebi {request_id} sonuçlanmadı; son yoklama: {last.provider_code}",
+        message=f"{subject} sonuçlanmadı; son yoklama: {last.provider_code}",
         http_status=last.http_status,
         ambiguous=True,
         raw_sample=last.raw_sample,
@@ -516,4 +642,55 @@ def _rejection(state: _RequestState) -> Refusal:
         kind=ErrorKind.BUSINESS_REJECT,
         ambiguous=False,
         settles_issuance=True,
+    )
+
+
+def _cancellation_subject(state: _CancellationState) -> str:
+    return f"İptal talebi {state.cancellation_id}"
+
+
+def _cancellation_state(body: Any, policy_no: Any) -> _CancellationState:
+    """`{"cancellation_id", "status", "refund"?, "effective_on"?, "reason"?}`; REJECTED raised here,
+    so the attempt log shows Deniz's verdict; DONE read with its result (inside the exchange)."""
+    if not isinstance(body, dict):
+        raise Refusal("MALFORMED_BODY", "cancellation is not a JSON object")
+    status = body["status"]
+    if status not in CANCELLATION_STATES:
+        raise ValueError(f"unknown cancellation status {status!r}"[:200])
+    cancellation_id = text(body["cancellation_id"])
+    if status == REJECTED:
+        reason = str(body.get("reason") or "gerekçe bildirilmedi")
+        # Deniz's verdict on the cancellation itself: the policy stands, nothing was refunded.
+        raise Refusal(
+            REJECTED,
+            f"İptal talebi reddedildi: {reason}"[:300],
+            kind=ErrorKind.BUSINESS_REJECT,
+            ambiguous=False,
+            settles_issuance=True,
+        )
+    result = None
+    if status == DONE:
+        result = Cancellation(
+            policy_no=text(policy_no),
+            refund=parse_money(_money_amount(body["refund"])),
+            cancelled_on=parse_answer_date(body["effective_on"]),
+        )
+    return _CancellationState(cancellation_id, status, result)
+
+
+def _listed(item: Any) -> ListedPolicy:
+    """One production-list item; anything unreadable fails the page (never dropped unseen)."""
+    if not isinstance(item, dict):
+        raise TypeError(f"list item is a {type(item).__name__}")
+    period = item.get("period")
+    if period is not None and not isinstance(period, dict):
+        raise TypeError(f"period is a {type(period).__name__}")
+    return ListedPolicy(
+        policy_no=text(item["policy_no"]),
+        quote_no=text(item.get("quote_id") or ""),
+        product=PRODUCT_WORDS[item["product"]],
+        status=POLICY_STATES[item["state"]],
+        starts_on=parse_listed_date((period or {}).get("from")),
+        ends_on=parse_listed_date((period or {}).get("to")),
+        premium=parse_money(_money_amount(item["gross_premium"])),
     )

@@ -77,6 +77,16 @@ FIELD_LABELS_TR: dict[str, str] = {
     "policy_no": "poliçe no",
 }
 
+# Cancellation and the production list's fields (CONTRACTS.md, the last two sections).
+FIELD_LABELS_TR.update(
+    {
+        "reason": "iptal nedeni",
+        "effective_on": "iptal tarihi",
+        "issued_from": "başlangıç tarihi",
+        "issued_to": "bitiş tarihi",
+    }
+)
+
 # What an agent is told for a refusal, in plain Turkish, by kind: what happened and what to do.
 # The insurer's own words and code stay visible beside it ("ayrıntı"), never instead of it.
 PLAIN_MESSAGE_TR: dict[ErrorKind, str] = {
@@ -118,7 +128,9 @@ class Reason:
     RISK_DECLINED = "Risk kabul edilmedi"
     QUOTE_EXPIRED = "Teklifin süresi dolmuş"
     PRODUCT_NOT_ALLOWED = "Bu ürün için yetkiniz yok"
-    ALL = frozenset({NOT_ELIGIBLE, RISK_DECLINED, QUOTE_EXPIRED, PRODUCT_NOT_ALLOWED})
+    # The insurer will not cancel this policy (expired, an open DASK claim, ...).
+    CANCEL_NOT_ALLOWED = "Şirket bu poliçenin iptalini kabul etmedi"
+    ALL = frozenset({NOT_ELIGIBLE, RISK_DECLINED, QUOTE_EXPIRED, PRODUCT_NOT_ALLOWED, CANCEL_NOT_ALLOWED})
 
 
 # provider_code of a call refused on our side because the account's next send slot lies beyond

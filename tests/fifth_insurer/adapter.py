@@ -5,6 +5,8 @@ this module). The HTTP status carries the error, the body names it in Ege's own 
 (`{"fault": {"id", "text", "field"}}`); a throttle or a "PDF not ready yet" says how long to
 wait in `Retry-After`. Issuance is deduplicated by our reference in the `X-Ege-Reference`
 header: a repeat is answered with the first send's policy, so re-sending is itself the lookup.
+Cancellation carries the same header (a repeat: the first cancellation again; already cancelled:
+409 `E_CANCELLED` with it), and the production list pages by number until `"more": false`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any, NoReturn
 from integrations.adapters.base import (
     InsurerAdapter,
     json_body,
+    parse_answer_date,
+    parse_listed_date,
     parse_money,
     parse_policy_date,
     parse_utc,
@@ -23,10 +27,22 @@ from integrations.adapters.base import (
     pick,
     status_refusal,
     text,
+    wire_date,
+    wire_word,
 )
 from integrations.adapters.registry import register
 from integrations.answers.coverages import COMMON_ALIASES, coverage_entry, installment_entry, read_entries
-from integrations.answers.results import PDF_MAGIC, Address, Document, Policy, PolicyStatus, Quote
+from integrations.answers.results import (
+    PDF_MAGIC,
+    Address,
+    Cancellation,
+    Document,
+    ListedPolicy,
+    Policy,
+    PolicyListing,
+    PolicyStatus,
+    Quote,
+)
 from integrations.answers.taxonomy import ErrorKind, Reason, Refusal
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
@@ -49,6 +65,8 @@ ERROR_TABLE: dict[str, ErrorKind] = {
     "E_NOT_READY": ErrorKind.NOT_READY,
     "E_INTERNAL": ErrorKind.UNAVAILABLE,
     "E_DOWN": ErrorKind.UNAVAILABLE,
+    "E_NOT_CANCELLABLE": ErrorKind.BUSINESS_REJECT,
+    # E_CANCELLED (409) is no error: it carries the first cancellation, our result.
 }
 
 # What an agent reads for Ege's business refusals: the platform's one set of Turkish words.
@@ -57,6 +75,7 @@ AGENT_MESSAGES = {
     "E_RISK": Reason.RISK_DECLINED,
     "E_PRODUCT": Reason.PRODUCT_NOT_ALLOWED,
     "E_STALE": Reason.QUOTE_EXPIRED,
+    "E_NOT_CANCELLABLE": Reason.CANCEL_NOT_ALLOWED,
 }
 
 POLICY_STATES = {"LIVE": PolicyStatus.ACTIVE, "CANCELLED": PolicyStatus.CANCELLED, "LAPSED": PolicyStatus.EXPIRED}
@@ -70,6 +89,35 @@ COVERAGE_ALIASES = {
 }
 
 PDF_CONTENT_TYPE = "application/pdf"
+
+CANCEL_REASONS = {"vehicle_sold": "SATIS", "customer_request": "TALEP", "duplicate": "MUKERRER", "other": "DIGER"}
+PRODUCTS = {"TRAFIK": "trafik", "KASKO": "kasko", "DASK": "dask"}
+
+
+def _cancellation(body: Any) -> Cancellation:
+    """`{"cancellation": {"no", "state": "CANCELLED", "refund", "date"}}`, a success's or a 409's."""
+    cancellation = body.get("cancellation") if isinstance(body, dict) else None
+    if not isinstance(cancellation, dict) or cancellation.get("state") != "CANCELLED":
+        raise ValueError("a cancellation object in state CANCELLED expected")
+    return Cancellation(
+        policy_no=text(cancellation["no"]),
+        refund=parse_money(cancellation["refund"]),
+        cancelled_on=parse_answer_date(cancellation["date"]),
+    )
+
+
+def _listed(item: Any) -> ListedPolicy:
+    if not isinstance(item, dict):
+        raise TypeError(f"list item is a {type(item).__name__}")
+    return ListedPolicy(
+        policy_no=text(item["no"]),
+        quote_no=text(item.get("quote") or ""),
+        product=PRODUCTS[item["product"]],
+        status=POLICY_STATES[item["state"]],
+        starts_on=parse_listed_date(item.get("from")),
+        ends_on=parse_listed_date(item.get("to")),
+        premium=parse_money(item["premium"]),
+    )
 
 
 def _cover(item: Any) -> dict[str, Any]:
@@ -214,3 +262,43 @@ class EgeAdapter(InsurerAdapter):
 
         call = self._call("GET", f"/api/policies/{path_part(policy_no)}/pdf", max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)
         return self.channel.exchange(call, read)
+
+    def cancel_policy(self, data: Mapping[str, Any], *, reference: str) -> Cancellation:
+        body = {"reason": wire_word(CANCEL_REASONS, data.get("reason")), "date": wire_date(data.get("effective_on"))}
+        call = self._call(
+            "POST",
+            f"/api/policies/{path_part(data.get('policy_no'))}/cancel",
+            json=body,
+            headers={"X-Ege-Reference": reference},
+        )
+
+        def read(reply: Reply) -> Cancellation:
+            if reply.status == 409:
+                try:
+                    answer = json_body(reply)
+                except Refusal:
+                    answer = None
+                fault = answer.get("fault") if isinstance(answer, dict) else None
+                if isinstance(fault, dict) and fault.get("id") == "E_CANCELLED":
+                    return _cancellation(answer)  # already cancelled: the first cancellation
+            return _cancellation(self._read(reply))
+
+        return self.channel.exchange(call, read)
+
+    def policy_list(self, data: Mapping[str, Any]) -> PolicyListing:
+        params = {"from": wire_date(data.get("issued_from")), "to": wire_date(data.get("issued_to"))}
+
+        def fetch(page: int) -> tuple[list[ListedPolicy], int | None]:
+            call = self._call("GET", "/api/policies")
+            call.params = {**params, "page": str(page)}
+
+            def read(reply: Reply) -> tuple[list[ListedPolicy], int | None]:
+                body = self._read(reply)
+                items, more = body["policies"], body["more"]
+                if not isinstance(items, list) or not isinstance(more, bool) or body.get("page", page) != page:
+                    raise ValueError("a page of policies, its number and `more` expected")
+                return [_listed(item) for item in items], (page + 1 if more else None)
+
+            return self.channel.exchange(call, read)
+
+        return self.list_pages.read((params["from"], params["to"]), fetch, first=1)

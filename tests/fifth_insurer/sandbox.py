@@ -14,7 +14,13 @@ ledger and domain. This module only describes Ege's wire (adapter: `adapter.py`)
 - `GET /api/policies/{no}` -> `{"policy": {...}}`; `GET /api/policies/{no}/pdf` -> the PDF, or
   425 `E_NOT_READY` + `Retry-After` while it is being produced;
 - errors: the HTTP status + `{"fault": {"id", "text", "field"?}}`; throttle 429 `E_SLOW_DOWN` +
-  `Retry-After`.
+  `Retry-After`;
+- `POST /api/policies/{no}/cancel` + `X-Ege-Reference` (required), `{"reason": "SATIS" | "TALEP" |
+  "MUKERRER" | "DIGER", "date"}` -> 200 `{"cancellation": {"no", "state": "CANCELLED", "refund",
+  "date"}}`; the reference again: as for issuance; already cancelled -> 409 `E_CANCELLED` with the
+  first `cancellation`; a policy Ege will not cancel -> 422 `E_NOT_CANCELLABLE`;
+- `GET /api/policies?from=&to=&page=` (page 1-based) -> `{"policies": [{"no", "quote", "product":
+  "TRAFIK" | "KASKO" | "DASK", "state", "from", "to", "premium"}], "page", "more": true | false}`.
 """
 
 from __future__ import annotations
@@ -26,8 +32,8 @@ from typing import Any
 from sandbox import domain
 from sandbox.core import BUSINESS_OPERATIONS, Account, FaultRule
 from sandbox.domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money
-from sandbox.insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object
-from sandbox.ledger import Policy, Quote
+from sandbox.insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object, query_value
+from sandbox.ledger import Cancellation, Policy, Quote
 from sandbox.registry import register
 
 # code -> (HTTP status, message)
@@ -37,6 +43,8 @@ ERRORS: dict[str, tuple[int, str]] = {
     "E_PRODUCT": (403, "Ürün yetkisi yok"),
     "E_UNKNOWN": (404, "Kayıt bulunamadı"),
     "E_REF_REUSED": (409, "Referans başka bir istekle kullanılmış"),
+    "E_CANCELLED": (409, "Poliçe zaten iptal"),
+    "E_NOT_CANCELLABLE": (422, "Poliçe iptal edilemez"),
     "E_STALE": (410, "Teklifin süresi dolmuş"),
     "E_VEHICLE": (422, "Araç teminata uygun değil"),
     "E_RISK": (422, "Risk kabul edilmedi"),
@@ -77,7 +85,10 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("POST", re.compile(r"/api/policies"), "issue_policy"),
     ("GET", re.compile(r"/api/policies/(?P<policy_no>[^/]+)"), "policy_status"),
     ("GET", re.compile(r"/api/policies/(?P<policy_no>[^/]+)/pdf"), "policy_document"),
+    ("POST", re.compile(r"/api/policies/(?P<policy_no>[^/]+)/cancel"), "cancel_policy"),
+    ("GET", re.compile(r"/api/policies"), "policy_list"),
 ]
+CANCEL_REASONS = {"SATIS": "vehicle_sold", "TALEP": "customer_request", "MUKERRER": "duplicate", "DIGER": "other"}
 
 
 def fault(code: str, message: str | None = None, *, field: str | None = None) -> Response:
@@ -103,6 +114,29 @@ def policy_body(policy: Policy) -> dict[str, Any]:
             "from": policy.starts_on.isoformat() if policy.starts_on else None,
             "to": policy.ends_on.isoformat() if policy.ends_on else None,
         }
+    }
+
+
+def cancellation_body(cancellation: Cancellation) -> dict[str, Any]:
+    return {
+        "cancellation": {
+            "no": cancellation.policy_no,
+            "state": POLICY_STATES["CANCELLED"],
+            "refund": money(cancellation.refund),
+            "date": cancellation.cancelled_on.isoformat(),
+        }
+    }
+
+
+def listed_item(policy: Policy) -> dict[str, Any]:
+    return {
+        "no": policy.policy_no,
+        "quote": policy.quote_no or "",
+        "product": policy.product.upper(),
+        "state": POLICY_STATES[policy.status],
+        "from": policy.starts_on.isoformat() if policy.starts_on else None,
+        "to": policy.ends_on.isoformat() if policy.ends_on else None,
+        "premium": money(policy.premium),
     }
 
 
@@ -212,6 +246,46 @@ class Ege(Insurer):
         except DocumentNotReady as waiting:
             return with_wait(fault("E_NOT_READY"), waiting.seconds)
         return Response(200, pdf, PDF)
+
+    def op_cancel_policy(self, call: Call) -> Response:
+        """The reference first, as for issuance: the first answer again, or 409 for another body."""
+        reference = call.request.headers.get("X-Ege-Reference")
+        if not reference:
+            raise InvalidField("X-Ege-Reference", "missing")
+        payload = call.context["payload"]
+        fingerprint = json.dumps({"path": call.request.path, "body": payload}, sort_keys=True)
+        record_key = (self.agency(call), reference)
+        if record_key in self.ledger.cancel_dedup:
+            original_fingerprint, original = self.ledger.cancel_dedup[record_key]
+            if original_fingerprint != fingerprint:
+                return fault("E_REF_REUSED")
+            return Response(200, original.body, original.content_type, [("X-Ege-Replayed", "true")])
+        reason = domain.read_choice(payload.get("reason"), "reason", CANCEL_REASONS)
+        effective_on = domain.read_date(payload.get("date"), "date")
+        policy_no = call.request.path.removeprefix("/api/policies/").removesuffix("/cancel")
+        try:
+            cancellation = self.ledger.cancel(
+                agency=self.agency(call), policy_no=policy_no, reason=reason, effective_on=effective_on
+            )
+        except domain.AlreadyCancelled as already:
+            body = json.loads(fault("E_CANCELLED").body)
+            return Response.json(409, {**body, **cancellation_body(already.cancellation)})
+        except domain.CancelNotAllowed as refused:
+            return fault("E_NOT_CANCELLABLE", f"{ERRORS['E_NOT_CANCELLABLE'][1]}: {refused.detail}")
+        response = Response.json(200, cancellation_body(cancellation))
+        self.ledger.cancel_dedup[record_key] = (fingerprint, response)  # only a success binds the reference
+        return response
+
+    def op_policy_list(self, call: Call) -> Response:
+        issued_from = domain.read_date(query_value(call.request, "from"), "from")
+        issued_to = domain.read_date(query_value(call.request, "to"), "to")
+        domain.check_list_range(issued_from, issued_to, field="to")
+        page = domain.read_page(query_value(call.request, "page"))
+        policies = self.ledger.production_list(agency=self.agency(call), issued_from=issued_from, issued_to=issued_to)
+        items, pages = domain.page_of(policies, page)
+        return Response.json(
+            200, {"policies": [listed_item(policy) for policy in items], "page": page, "more": page < pages}
+        )
 
     def op_unknown(self, call: Call) -> Response:
         return fault("E_UNKNOWN", f"{call.request.method} {call.request.path} yok")

@@ -131,7 +131,7 @@ def test_faults_endpoints_add_list_and_clear(anka: AnkaClient) -> None:
 
 
 def test_counts_tell_the_insurers_side(anka: AnkaClient) -> None:
-    """received (all), throttled, faults, per agency, and policies per quote."""
+    """received (all), throttled, faults, per agency, policies per quote and cancellations per policy."""
     anka.trafik_quote(api_key="wrong")
     quote_no = anka.quote_no()
     anka.issue(quote_no)
@@ -150,6 +150,7 @@ def test_counts_tell_the_insurers_side(anka: AnkaClient) -> None:
         "total_faults": 1,
         "policies_by_quote": {quote_no: [policy_no]},
         "issued_total": 1,
+        "cancellations_by_policy": {},
     }
 
 
