@@ -51,3 +51,58 @@ class Cancellation(WorkItem):
 
     def __str__(self) -> str:
         return f"{self.reference} {self.state}"
+
+
+class ProductionListCheck(WorkItem):
+    """One agency account's production list at one insurer, read for a date range and compared
+    with the platform's policies (the nightly reconciliation). A durable record like any other:
+    retried through the one try loop, a dead letter when it cannot be read, replayable."""
+
+    account = models.ForeignKey(
+        "integrations.InsurerAccount", on_delete=models.PROTECT, related_name="+", verbose_name="şirket hesabı"
+    )
+    issued_from = models.DateField("başlangıç")
+    issued_to = models.DateField("bitiş")
+    listed = models.PositiveIntegerField("şirketin listesindeki poliçe", default=0)
+
+    class Meta:
+        verbose_name = "üretim listesi kontrolü"
+        verbose_name_plural = "üretim listesi kontrolleri"
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="production_check_due_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.account} {self.issued_from}–{self.issued_to} {self.state}"
+
+
+class PolicyFinding(models.Model):
+    """What a reconciliation found that a person should know about.
+
+    `duplicate`: a second policy for one quote, or a second trafik policy for one plate and
+    period (`policy` is the one to cancel, `original` the one to keep); `imported`: a policy the
+    insurer holds that the platform did not know (issued on its own portal), now in the
+    portfolio; `not_listed`: a platform policy the insurer's list does not hold.
+    """
+
+    class Kind(models.TextChoices):
+        DUPLICATE = "duplicate", "Mükerrer poliçe"
+        IMPORTED = "imported", "Şirkette bulunup portföye eklenen poliçe"
+        NOT_LISTED = "not_listed", "Şirketin listesinde olmayan poliçe"
+
+    kind = models.CharField("tür", max_length=16, choices=Kind.choices)
+    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="+", verbose_name="acente")
+    policy = models.ForeignKey(Policy, on_delete=models.PROTECT, related_name="findings", verbose_name="poliçe")
+    original = models.ForeignKey(
+        Policy, on_delete=models.PROTECT, null=True, blank=True, related_name="+", verbose_name="asıl poliçe"
+    )
+    note = models.CharField("açıklama", max_length=300, blank=True)
+    found_at = models.DateTimeField("bulunma", auto_now_add=True)
+    resolved_at = models.DateTimeField("çözülme", null=True, blank=True)
+
+    class Meta:
+        verbose_name = "mutabakat bulgusu"
+        verbose_name_plural = "mutabakat bulguları"
+        constraints = [models.UniqueConstraint(fields=["kind", "policy"], name="one_finding_per_kind_and_policy")]
+        ordering = ["-found_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.policy}"

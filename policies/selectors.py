@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
 
-from policies.models import Cancellation
+from policies.models import Cancellation, PolicyFinding
 
 
 def _agency_filter(user: AbstractBaseUser) -> Q:
@@ -18,3 +18,15 @@ def _agency_filter(user: AbstractBaseUser) -> Q:
 def cancellation_get(*, user: AbstractBaseUser, pk: int) -> Cancellation:
     """One cancellation the user may see; another agency's id raises DoesNotExist (answer 404)."""
     return Cancellation.objects.filter(_agency_filter(user)).select_related("policy__insurer").get(pk=pk)
+
+
+def duplicate_findings(*, user: AbstractBaseUser, open_only: bool = True):
+    """The agency's duplicates the reconciliation found, newest first."""
+    findings = PolicyFinding.objects.filter(_agency_filter(user), kind=PolicyFinding.Kind.DUPLICATE)
+    if open_only:
+        findings = findings.filter(resolved_at__isnull=True)
+    return findings.select_related("policy__insurer", "original__insurer").order_by("-found_at")
+
+
+def duplicate_finding_get(*, user: AbstractBaseUser, pk: int) -> PolicyFinding:
+    return duplicate_findings(user=user, open_only=False).get(pk=pk)

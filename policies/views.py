@@ -73,3 +73,33 @@ def cancellation_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The state alone, polled until the insurer's refund (or a reason) is in."""
     cancellation = selectors.cancellation_get(user=request.user, pk=pk)
     return render(request, "policies/_cancellation_status.html", _context(cancellation))
+
+
+@login_required
+@require_GET
+@desk_errors
+def duplicate_list(request: HttpRequest) -> HttpResponse:
+    """Mükerrer poliçeler: what the nightly reconciliation found, each with its one-click cancel."""
+    findings = selectors.duplicate_findings(user=request.user)
+    return render(request, "policies/duplicate_list.html", {"findings": findings})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@desk_errors
+def duplicate_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    """ "Mükerrer poliçeyi iptal et": a confirmation that names both policies, then the duplicate
+    cancelled with reason `duplicate` (from its start, the whole premium back)."""
+    finding = selectors.duplicate_finding_get(user=request.user, pk=pk)
+    policy = finding.policy
+    outcome = desk_errors()
+    if request.method == "POST":
+        with outcome:
+            cancellation = cancellation_start(
+                user=request.user, policy_id=policy.pk, reason="duplicate", effective_on=policy.starts_on
+            )
+        if outcome.ok:
+            return redirect("cancellation_detail", pk=cancellation.pk)
+    estimate = cancellation_refund_estimate(policy=policy, reason="duplicate", effective_on=policy.starts_on)
+    context = {"finding": finding, "estimate": estimate, "refusal": outcome.message}
+    return render(request, "policies/duplicate_cancel.html", context, status=outcome.status)

@@ -209,6 +209,18 @@ class Policy(models.Model):
     starts_on = models.DateField("başlangıç", null=True, blank=True)
     ends_on = models.DateField("bitiş", null=True, blank=True, db_index=True)
     issued_at = models.DateTimeField("düzenlenme", auto_now_add=True)
+    # Where the platform learnt of it: issued here, imported from a file, or found on the
+    # insurer's own production list (issued on its portal, or a duplicate nobody knew of).
+    source = models.CharField(
+        "kaynak",
+        max_length=16,
+        default="platform",
+        choices=[
+            ("platform", "Platformda düzenlendi"),
+            ("import", "Dosyadan aktarıldı"),
+            ("insurer_list", "Şirket listesinden"),
+        ],
+    )
     last_synced_at = models.DateTimeField("son eşitleme", null=True, blank=True)
 
     class Meta:

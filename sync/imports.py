@@ -217,5 +217,6 @@ class _RowChecker:
             owner_id=owner_id,
             starts_on=period["starts_on"],
             ends_on=period["ends_on"],
+            source="import",
         )
         return policy, errors

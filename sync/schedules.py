@@ -29,6 +29,10 @@ SCHEDULES = (
     ScheduleSpec("İş pompası", "sync.tasks.work_pump", Schedule.MINUTES, minutes=1),
     # /metrics and the dashboard read these sums instead of every call ever made.
     ScheduleSpec("Çağrı özetleri (dakikalık)", "sync.tasks.attempt_minutes_rollup", Schedule.MINUTES, minutes=1),
+    # 02:30: every insurer's production list of the last week against the platform's policies.
+    ScheduleSpec(
+        "Üretim listesi mutabakatı (gece)", "policies.tasks.reconciliation_nightly", Schedule.CRON, cron="30 2 * * *"
+    ),
     # 03:30, after the nightly sync has started and before agencies open; deletes in small batches.
     ScheduleSpec("Geçmiş temizliği (gece)", "sync.tasks.history_prune", Schedule.CRON, cron="30 3 * * *"),
 )

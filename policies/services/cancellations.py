@@ -44,7 +44,7 @@ from integrations.work.services import (
 )
 from notifications.models import Notification
 from notifications.services import agency_people, notify
-from policies.models import Cancellation
+from policies.models import Cancellation, PolicyFinding
 from quotes.models import Policy
 from quotes.selectors import policy_get
 from quotes.services.quote_requests import agency_of
@@ -217,6 +217,9 @@ def _cancellation_stored(cancellation: Cancellation, outcome: Outcome) -> None:
     if not work_mark_submitted(cancellation, refund=result.refund, cancelled_on=result.cancelled_on):
         return
     Policy.objects.filter(pk=cancellation.policy_id).update(status=Policy.Status.CANCELLED)
+    PolicyFinding.objects.filter(
+        policy_id=cancellation.policy_id, kind=PolicyFinding.Kind.DUPLICATE, resolved_at__isnull=True
+    ).update(resolved_at=timezone.now())  # a duplicate cancelled is healed
 
 
 def _cancellation_note(cancellation: Cancellation, error: InsurerError, outcome: Outcome | None) -> str:

@@ -6,72 +6,16 @@ from __future__ import annotations
 import pytest
 
 from integrations.adapters.registry import registered_codes
-from integrations.models import Insurer, OperationPolicy
-from integrations.retry_policies import clear_policy_cache
 from integrations.work.item import WorkState
 from policies.models import Cancellation
 from policies.services import cancellations as svc
 from quotes.models import Policy
-from quotes.services import issuance as issuance_service
-from quotes.services import quote_requests
 from sync.services import dead_letters_replay
-from tests import samples
+from tests.policies.conftest import issued, run_to_the_end
 
 pytestmark = pytest.mark.django_db
 
 INSURERS = registered_codes()
-
-
-@pytest.fixture
-def quick_cancel_policy(seeded_accounts):
-    for insurer in Insurer.objects.all():
-        for operation in ("issue_policy", "cancel_policy"):
-            OperationPolicy.objects.update_or_create(
-                insurer=insurer,
-                operation=operation,
-                defaults={
-                    "max_attempts": 3,
-                    "base_delay": 0.05,
-                    "max_delay": 0.2,
-                    "deadline": 10.0,
-                    "attempt_timeout": 1.0,
-                },
-            )
-    clear_policy_cache()
-    yield
-    clear_policy_cache()
-
-
-def issued(agents, code: str) -> Policy:
-    """A trafik policy really issued at `code` (its premium and period from the insurer)."""
-    request = quote_requests.quote_request_create(
-        user=agents["ACENTE1"], product="trafik", data=samples.trafik_on_a_new_plate()
-    )
-    row = request.insurer_quotes.get(insurer__code=code)
-    quote_requests.insurer_quote_fetch(row.id)
-    issuance = issuance_service.issuance_start(
-        user=agents["ACENTE1"], insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN
-    )
-    assert issuance_service.issuance_process(issuance.pk) == WorkState.SUBMITTED
-    return Policy.objects.get(issuance=issuance)
-
-
-def run_to_the_end(cancellation: Cancellation) -> Cancellation:
-    import time
-
-    from django.utils import timezone
-
-    from integrations.work.services import work_promote_due
-
-    for _ in range(40):
-        state = svc.cancellation_process(cancellation.pk)
-        if state in (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED):
-            break
-        due = Cancellation.objects.values_list("next_attempt_at", flat=True).get(pk=cancellation.pk)
-        if due is not None:
-            time.sleep(max((due - timezone.now()).total_seconds(), 0.0) + 0.02)
-        work_promote_due(Cancellation)
-    return Cancellation.objects.get(pk=cancellation.pk)
 
 
 def cancellations_at(sandbox, code: str, policy_no: str) -> int:

@@ -1,0 +1,115 @@
+"""The nightly reconciliation against each insurer's production list, on the insurer's real list:
+outside policies imported, duplicates found and cancelled in one click, ours the insurer lacks flagged."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from integrations.adapters.registry import registered_codes
+from integrations.work.item import WorkState
+from notifications.models import Notification
+from policies.models import Cancellation, PolicyFinding, ProductionListCheck
+from policies.services import reconciliation as svc
+from quotes import selectors
+from quotes.models import Policy
+from tests.policies.conftest import issued, run_to_the_end
+
+pytestmark = pytest.mark.django_db
+
+INSURERS = registered_codes()
+
+
+def reconcile_now(code: str) -> list[ProductionListCheck]:
+    """Tonight's run for one insurer's accounts, with today in the range (tests issue today)."""
+    checks = [
+        c for c in svc.reconciliation_start(issued_to=selectors.today(), days=3) if c.account.insurer.code == code
+    ]
+    for check in ProductionListCheck.objects.exclude(pk__in=[c.pk for c in checks]):
+        check.delete()
+    for check in checks:
+        assert svc.production_check_process(check.pk) == WorkState.SUBMITTED, ProductionListCheck.objects.get(
+            pk=check.pk
+        ).error_message
+    return checks
+
+
+def outside(sandbox, code: str, policy_no: str, **fields) -> None:
+    today = selectors.today()
+    sandbox[code].state.seed_policies(
+        [
+            {
+                "policy_no": policy_no,
+                "status": "ACTIVE",
+                "agency": "ACENTE1",
+                "product": "trafik",
+                "premium": "2100.00",
+                "starts_on": today.isoformat(),
+                "ends_on": (today + timedelta(days=365)).isoformat(),
+                "issued_on": today.isoformat(),
+                **fields,
+            }
+        ]
+    )
+
+
+@pytest.mark.parametrize("code", INSURERS)
+def test_a_policy_issued_on_the_insurers_portal_is_imported_into_the_portfolio(agents, sandbox, seeded_accounts, code):
+    prefix = sandbox[code].state.ledger.prefix
+    outside(sandbox, code, f"{prefix}-P-PORTAL-1")
+    reconcile_now(code)
+    policy = Policy.objects.get(policy_no=f"{prefix}-P-PORTAL-1")
+    assert policy.source == "insurer_list" and policy.agency.code == "ACENTE1" and policy.premium == Decimal("2100.00")
+    assert PolicyFinding.objects.get(policy=policy).kind == PolicyFinding.Kind.IMPORTED
+    reconcile_now(code)  # the next night finds it again, as nothing new
+    assert PolicyFinding.objects.filter(policy=policy).count() == 1
+
+
+@pytest.mark.parametrize("code", INSURERS)
+def test_a_second_policy_for_one_quote_is_a_duplicate_cancelled_in_one_click(
+    agents, sandbox, quick_cancel_policy, desk, django_capture_on_commit_callbacks, code
+):
+    """The insurer holds two policies for our quote (one made by a lost answer somewhere): the
+    unknown one is imported, flagged, the agency told, and one click cancels it as a duplicate."""
+    ours = issued(agents, code)
+    quote_no = ours.issuance.insurer_quote.quote_no
+    prefix = sandbox[code].state.ledger.prefix
+    outside(sandbox, code, f"{prefix}-P-DUP-1", quote_no=quote_no)
+    with django_capture_on_commit_callbacks(execute=True):
+        reconcile_now(code)
+    duplicate = Policy.objects.get(policy_no=f"{prefix}-P-DUP-1")
+    finding = PolicyFinding.objects.get(policy=duplicate, kind=PolicyFinding.Kind.DUPLICATE)
+    assert finding.original == ours and quote_no in finding.note
+    assert Notification.objects.filter(kind=Notification.Kind.DUPLICATE_FOUND).exists()
+    page = desk.get(f"/mukerrer-policeler/{finding.pk}/iptal/").content.decode()
+    assert duplicate.policy_no in page and ours.policy_no in page  # the confirmation names both
+    response = desk.post(f"/mukerrer-policeler/{finding.pk}/iptal/")
+    cancellation = Cancellation.objects.get(policy=duplicate)
+    assert response.status_code == 302 and cancellation.reason == "duplicate"
+    done = run_to_the_end(cancellation)
+    assert done.state == WorkState.SUBMITTED and done.refund == duplicate.premium
+    assert PolicyFinding.objects.get(pk=finding.pk).resolved_at is not None
+    assert sandbox[code].state.counts()["cancellations_by_policy"] == {duplicate.policy_no: 1}
+    assert Policy.objects.get(pk=ours.pk).status == Policy.Status.ACTIVE
+
+
+def test_a_platform_policy_the_insurer_does_not_list_is_flagged(agents, sandbox, quick_cancel_policy):
+    ours = issued(agents, "anka")
+    Policy.objects.filter(pk=ours.pk).update(issued_at=timezone.now() - timedelta(hours=2))
+    sandbox["anka"].state.ledger.policies.pop(ours.policy_no)  # the insurer lost it
+    reconcile_now("anka")
+    assert PolicyFinding.objects.get(policy=ours).kind == PolicyFinding.Kind.NOT_LISTED
+
+
+def test_a_page_that_throttles_is_read_again_alone(agents, sandbox, seeded_accounts):
+    prefix = sandbox["anka"].state.ledger.prefix
+    for n in range(150):  # two pages
+        outside(sandbox, "anka", f"{prefix}-P-MANY-{n}")
+    sandbox["anka"].state.add_faults(
+        [{"operation": "policy_list", "fault": "throttle", "wait_seconds": 0.1, "after": 1, "times": 1}]
+    )
+    reconcile_now("anka")
+    assert Policy.objects.filter(source="insurer_list").count() == 150
