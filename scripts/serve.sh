@@ -8,6 +8,8 @@ export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-insurehub.settings.prod
 PY="${PYTHON:-.venv/bin/python}"
 
 "$PY" manage.py migrate --noinput
+# The shared cache's table (throttles, open streams, the pump's last pass) when REDIS_URL is unset.
+"$PY" manage.py createcachetable
 "$PY" manage.py collectstatic --noinput --verbosity 0
 
 # gthread workers: a desk page waits on insurers through the queue, so threads, not cores, bound

@@ -271,12 +271,54 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# --- Cache: counters every process must share ----------------------------------------------
+# What the cache counts must hold across web processes and machines: the API's throttles
+# ("300/min per agency", quotes/api/throttles.py), the open live-results streams per user and per
+# session (quotes/live.py), the work pump's last pass (readyz). So never a per-process memory
+# cache: Redis when REDIS_URL is set, else a table in the database every process already shares
+# (`manage.py createcachetable`, run by scripts/run.sh and scripts/serve.sh).
+CACHE_TABLE = "insurehub_cache"
+
+
+def caches_from_env(env: Mapping[str, str]) -> dict:
+    """CACHES for this environment, with no side effect, so a test can check any setup."""
+    url = env.get("REDIS_URL", "")
+    if url:
+        return {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": url,
+                "KEY_PREFIX": "insurehub",
+                # A Redis that is down must answer a page quickly, not hold its thread.
+                "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+            }
+        }
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": CACHE_TABLE,
+            "KEY_PREFIX": "insurehub",
+            # Django culls a third of the table past MAX_ENTRIES: that would forget throttle windows
+            # and open streams at random. Entries expire by themselves (minutes at most).
+            "OPTIONS": {"MAX_ENTRIES": 100_000, "CULL_FREQUENCY": 10},
+        }
+    }
+
+
+CACHES = caches_from_env(os.environ)
+
+# Open live-results streams (quotes/live.py): each holds a server thread for up to 45 s, so one
+# agent may hold only a few; past them the page polls every second instead.
+QUOTE_LIVE_STREAMS_PER_USER = env_int("QUOTE_LIVE_STREAMS_PER_USER", 6)
+QUOTE_LIVE_STREAMS_PER_SESSION = env_int("QUOTE_LIVE_STREAMS_PER_SESSION", 3)
+
 # --- Background work (django-q2) ------------------------------------------------------
 # django-q2 re-delivers a task that outlives `retry` seconds and by default retries forever.
 # Insurer retries belong to the integration layer (tenacity + durable records), never to the
 # queue: `timeout` < `retry`, and `max_attempts` 1 so a re-delivery never becomes a second
 # insurer call behind the retry policy's back.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+
 Q_CLUSTER = {
     "name": "insurehub",
     # I/O-bound work, and the pump holds one worker ~50 s a minute: more workers than cores.
