@@ -19,6 +19,7 @@ Labels: `insurer`, `operation`, `product`, `class` (`success`, `permanent`, `ret
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 
 from django.db.models import Q
@@ -33,6 +34,7 @@ from integrations.attempts.retention import COUNT, LATENCY_MS_SUM, RETRIES, atte
 from integrations.models import LATENCY_BUCKETS, Insurer
 from integrations.operations import Operation
 from integrations.retry_policies import policy_for
+from sync.pump_beat import pump_beat_last
 
 SUCCESS = "success"
 ATTEMPT_LABELS = ["insurer", "operation", "product", "class", "kind"]
@@ -65,6 +67,7 @@ def metric_families() -> Iterable[Metric]:
     yield from _send_rate_families()
     yield from _policy_families([code for code, _ in insurers])
     yield from _work_families(insurers)
+    yield _pump_family()
 
 
 def _label_values(key: tuple) -> list[str]:
@@ -242,3 +245,18 @@ def _work_families(insurers: list[tuple[str, list]]) -> Iterator[Metric]:
     yield items
     yield dead
     yield oldest
+
+
+def _pump_family() -> Metric:
+    """Seconds since the work pump's last good pass (sync.pump_beat): +Inf when it never ran, or
+    its beat cannot be read (the cache down), so the silent-pump alert fires then too."""
+    family = GaugeMetricFamily(
+        "insurehub_work_pump_last_pass_age_seconds",
+        "Seconds since the work pump last finished a pass (+Inf: never, or unreadable).",
+    )
+    try:
+        last = pump_beat_last()
+    except Exception:  # noqa: BLE001 - the cache down: the pump cannot be seen to run
+        last = None
+    family.add_metric([], (timezone.now() - last).total_seconds() if last else math.inf)
+    return family

@@ -61,6 +61,7 @@ from quotes.models import Issuance, Policy
 from quotes.services.issuance import issuance_replay_prepare
 from quotes.services.policies import policy_period_store
 from sync.models import SyncItem, SyncRun
+from sync.pump_beat import pump_beat_record
 
 logger = logging.getLogger(__name__)
 
@@ -464,6 +465,7 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
         try:
             moved += len(sync_pump()) + len(issuance_pump()) + len(documents_pump())
             moved += len(quote_requests_redispatch_lost())
+            pump_beat_record()
         except Exception:
             # A busy database (SQLite's lock) or a broker that is down (Redis restarting) must not
             # cost the rest of this minute's pumping: what a pass could not send, the next one sends.

@@ -67,6 +67,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz and /readyz answered before host checks and the HTTPS redirect (console.probes).
+    "console.probes.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -343,6 +345,10 @@ if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
 if Q_CLUSTER["timeout"] >= Q_CLUSTER["retry"]:
     raise ImproperlyConfigured("Q_TIMEOUT must be lower than Q_RETRY, or django-q2 re-delivers running tasks")
+
+# /readyz calls the work pump silent when its last good pass is older than this (it runs every
+# minute, a pass a second for ~50 s): three periods, so one slow start is not an alarm.
+WORK_PUMP_STALE_SECONDS = env_int("WORK_PUMP_STALE_SECONDS", 180)
 
 # --- Integrations ---------------------------------------------------------------------
 # Seconds to wait for an insurer to accept a connection. The read timeout comes from each

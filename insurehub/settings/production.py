@@ -34,7 +34,8 @@ X_FRAME_OPTIONS = "DENY"
 # Static files from the WSGI process itself (gzip/brotli, hashed names cached for a year), right
 # after SecurityMiddleware so they get its headers but skip sessions. Only here: runserver serves
 # them under DEBUG, and the manifest exists only after `collectstatic` (scripts/serve.sh).
-MIDDLEWARE = [MIDDLEWARE[0], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[1:]]  # noqa: F405
+_security = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1  # noqa: F405
+MIDDLEWARE = [*MIDDLEWARE[:_security], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[_security:]]  # noqa: F405
 # Documents go wherever base.py chose (local disk, or S3 when DOCUMENT_STORAGE_BUCKET is set);
 # static files are WhiteNoise's, compressed under hashed names.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}  # noqa: F405

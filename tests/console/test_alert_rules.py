@@ -31,6 +31,7 @@ REQUIRED_ALERTS = {
     "dead-letter growth": "DeadLettersGrowing",
     "any unknown code": "InsurerUnknownCode",
     "retry rate rising": "InsurerRetryRateRising",
+    "work pump silent": "WorkPumpSilent",
 }
 # Label values an expression may select on, per label.
 KNOWN_VALUES = {
