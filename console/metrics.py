@@ -29,6 +29,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from console.health import HealthFilter, retry_budgets, send_rates, work_counts, work_sources
+from console.http_metrics import http_metric_families
 from integrations.answers.taxonomy import ErrorClass
 from integrations.attempts.retention import COUNT, LATENCY_MS_SUM, RETRIES, attempt_totals, latency_buckets
 from integrations.models import LATENCY_BUCKETS, Insurer
@@ -44,7 +45,7 @@ WORK_STATES = ("queued", "in_flight", "pending_backoff", "pending_due", "submitt
 def metrics_render() -> tuple[bytes, str]:
     """The exposition body and its content type."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(list(metric_families())))
+    registry.register(_Families([*metric_families(), *http_metric_families()]))
     # The classic text format: every Prometheus version parses it, and all our names are classic names.
     return generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4
 

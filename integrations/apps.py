@@ -14,3 +14,8 @@ class IntegrationsConfig(AppConfig):
 
         # django-q2 forks its workers: a child must not use its parent's pooled connections.
         install_fork_guard()
+
+        # Error reports (SENTRY_DSN): every process that loads the product, web and qcluster alike.
+        from integrations.error_reports import sentry_start
+
+        sentry_start()

@@ -69,12 +69,16 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # /healthz and /readyz answered before host checks and the HTTPS redirect (console.probes).
     "console.probes.ProbeMiddleware",
+    # Count and latency by view for /metrics (console.http_metrics): around everything below.
+    "console.http_metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every log line of the request names it and the user's agency (insurehub.log_context).
+    "insurehub.log_context.RequestContextMiddleware",
     # Audit entries name the request's user (integrations.audit); "system" outside a request.
     "integrations.audit.AuditActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -363,14 +367,20 @@ AGGREGATE_RETENTION_DAYS = env_int("AGGREGATE_RETENTION_DAYS", 400)
 BUDGET_BUCKET_RETENTION_MINUTES = env_int("BUDGET_BUCKET_RETENTION_MINUTES", 60)
 SYNC_ITEM_RETENTION_DAYS = env_int("SYNC_ITEM_RETENTION_DAYS", 90)
 
+# `LOG_FORMAT=json`: one JSON object a line (request id, agency, insurer, operation, record id;
+# identity numbers masked, e-mails and phones dropped: integrations.log_json), for a log store.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain").strip().lower()
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', got {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "integrations.log_json.JsonFormatter"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT},
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
@@ -381,3 +391,12 @@ LOGGING = {
 CREDENTIALS_KEY = os.environ.get("INSUREHUB_CREDENTIALS_KEY", "")
 # Bearer token for Prometheus to scrape /metrics; empty means staff sessions only.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+
+# Error reports (integrations.error_reports): off unless a DSN is given; personal data scrubbed.
+SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
+SENTRY_ENVIRONMENT = os.environ.get("SENTRY_ENVIRONMENT", "") or os.environ.get("INSUREHUB_ENV", "")
+SENTRY_RELEASE = os.environ.get("SENTRY_RELEASE", "")
+try:
+    SENTRY_TRACES_SAMPLE_RATE = float(os.environ.get("SENTRY_TRACES_SAMPLE_RATE", "0") or 0)
+except ValueError as exc:
+    raise ImproperlyConfigured("SENTRY_TRACES_SAMPLE_RATE must be a number between 0 and 1") from exc
