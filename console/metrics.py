@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
@@ -28,7 +29,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-from console.health import HealthFilter, retry_budgets, send_rates, work_counts, work_sources
+from console.health import HealthFilter, login_lockouts, retry_budgets, send_rates, work_counts, work_sources
 from console.http_metrics import http_metric_families
 from integrations.answers.taxonomy import ErrorClass
 from integrations.attempts.retention import COUNT, LATENCY_MS_SUM, RETRIES, attempt_totals, latency_buckets
@@ -69,6 +70,7 @@ def metric_families() -> Iterable[Metric]:
     yield from _policy_families([code for code, _ in insurers])
     yield from _work_families(insurers)
     yield _pump_family()
+    yield from _lockout_families()
 
 
 def _label_values(key: tuple) -> list[str]:
@@ -261,3 +263,27 @@ def _pump_family() -> Metric:
         last = None
     family.add_metric([], (timezone.now() - last).total_seconds() if last else math.inf)
     return family
+
+
+LOCKOUT_WINDOW = timedelta(minutes=15)
+
+
+def _lockout_families() -> Iterator[Metric]:
+    """Login lock-outs by scope: started in the last 15 minutes, and in force now (agencies.auth)."""
+    started = GaugeMetricFamily(
+        "insurehub_login_lockouts",
+        "Login lock-outs that started in the last 15 minutes, by scope (pair, address, username: "
+        "past the username's limit a login needs the e-mailed code).",
+        labels=["scope"],
+    )
+    active = GaugeMetricFamily(
+        "insurehub_login_lockouts_active",
+        "Login lock-outs in force now (not run out, not lifted by an admin), by scope.",
+        labels=["scope"],
+    )
+    now = timezone.now()
+    for counts in login_lockouts(since=now - LOCKOUT_WINDOW, now=now):
+        started.add_metric([counts.scope], counts.started)
+        active.add_metric([counts.scope], counts.active)
+    yield started
+    yield active

@@ -32,12 +32,15 @@ REQUIRED_ALERTS = {
     "any unknown code": "InsurerUnknownCode",
     "retry rate rising": "InsurerRetryRateRising",
     "work pump silent": "WorkPumpSilent",
+    "login lock-outs": "LoginLockoutsHigh",
+    "one account guessed": "LoginGuessingAccount",
 }
 # Label values an expression may select on, per label.
 KNOWN_VALUES = {
     "kind": {k.value for k in ErrorKind} | {"success"},
     "class": {c.value for c in ErrorClass} | {"success"},
     "work": {"issuance", "sync"},
+    "scope": {"pair", "address", "username"},
 }
 
 
