@@ -366,6 +366,8 @@ ATTEMPT_RETENTION_DAYS = env_int("ATTEMPT_RETENTION_DAYS", 30)
 AGGREGATE_RETENTION_DAYS = env_int("AGGREGATE_RETENTION_DAYS", 400)
 BUDGET_BUCKET_RETENTION_MINUTES = env_int("BUDGET_BUCKET_RETENTION_MINUTES", 60)
 SYNC_ITEM_RETENTION_DAYS = env_int("SYNC_ITEM_RETENTION_DAYS", 90)
+# Failed-login counters and lock-outs (a username, an address: personal data) kept this long.
+LOGIN_HISTORY_RETENTION_DAYS = env_int("LOGIN_HISTORY_RETENTION_DAYS", 90)
 
 # `LOG_FORMAT=json`: one JSON object a line (request id, agency, insurer, operation, record id;
 # identity numbers masked, e-mails and phones dropped: integrations.log_json), for a log store.
