@@ -185,8 +185,11 @@ EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "InsureHub <bildirim@insurehub.local>")
 # The confirm step pre-fills this card token (the sandbox accepts it): the demo settings only.
 DEMO_PAYMENT_TOKEN = ""
-# Where links in e-mails point (the desk's public address).
-SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
+# Where links in e-mails point (the desk's public address). Required in production (production.py):
+# a missing one would send agents links to 127.0.0.1. The local and test settings default it.
+SITE_URL = os.environ.get("SITE_URL", "").strip()
+# Which kind of machine this is: "production" refuses the developer settings (local.py, manage.py).
+INSUREHUB_ENV = os.environ.get("INSUREHUB_ENV", "").strip().lower()
 
 STATIC_URL = "static/"
 # Site-wide assets that belong to no app (the favicon).
@@ -396,7 +399,7 @@ METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 
 # Error reports (integrations.error_reports): off unless a DSN is given; personal data scrubbed.
 SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
-SENTRY_ENVIRONMENT = os.environ.get("SENTRY_ENVIRONMENT", "") or os.environ.get("INSUREHUB_ENV", "")
+SENTRY_ENVIRONMENT = os.environ.get("SENTRY_ENVIRONMENT", "") or INSUREHUB_ENV
 SENTRY_RELEASE = os.environ.get("SENTRY_RELEASE", "")
 try:
     SENTRY_TRACES_SAMPLE_RATE = float(os.environ.get("SENTRY_TRACES_SAMPLE_RATE", "0") or 0)

@@ -1,5 +1,7 @@
 """Production settings: refuse to start without a real secret; secure cookies and HTTPS."""
 
+from urllib.parse import urlsplit
+
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
@@ -10,6 +12,25 @@ if not SECRET_KEY or len(SECRET_KEY) < 50:  # noqa: F405
     raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a long random value in production")
 
 DEBUG = False
+
+
+def site_url_checked(url: str) -> str:
+    """SITE_URL as e-mails will link it: an absolute https URL (http only on this machine's loopback)."""
+    parts = urlsplit(url)
+    loopback = parts.hostname in {"127.0.0.1", "localhost", "::1"}
+    if (
+        not url
+        or parts.scheme not in {"https", "http"}
+        or not parts.hostname
+        or (parts.scheme == "http" and not loopback)
+    ):
+        raise ImproperlyConfigured(
+            f"SITE_URL must be set to the desk's public https address in production (e-mail links use it), got {url!r}"
+        )
+    return url.rstrip("/")
+
+
+SITE_URL = site_url_checked(SITE_URL)  # noqa: F405
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Off only behind a proxy that terminates TLS and redirects itself (and in the serving test, on
 # loopback); every cookie stays Secure whatever this says.

@@ -12,6 +12,7 @@ CREDENTIALS_KEY = CREDENTIALS_KEY or "dGVzdC1vbmx5LWNyZWRlbnRpYWxzLWtleS0wMDAwMD
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # The sandbox insurers answer plain http on 127.0.0.1 (integrations.models.Insurer.clean_fields).
 INSURER_ALLOW_HTTP = True
+SITE_URL = SITE_URL or "http://127.0.0.1:8000"  # noqa: F405
 
 # Tests share one SQLite file (not an in-memory database) so that worker processes started by
 # the tests (qcluster, sandbox CLI) see the same data. Workers set INSUREHUB_USE_TEST_DB=1.

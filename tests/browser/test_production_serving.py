@@ -65,6 +65,7 @@ def production_site(tmp_path) -> Iterator[tuple[str, dict[str, str]]]:
         "DATABASE_URL": f"sqlite:///{tmp_path / 'insurehub.sqlite3'}",
         "INSUREHUB_VAR_DIR": str(tmp_path),
         "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "SITE_URL": f"http://127.0.0.1:{port}",
         "WEB_BIND": f"127.0.0.1:{port}",
         "WEB_WORKERS": "1",
         "WEB_THREADS": "4",
