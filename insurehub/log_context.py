@@ -25,19 +25,21 @@ from contextvars import ContextVar
 from django.http import HttpRequest, HttpResponse
 
 FIELDS = ("request_id", "agency", "insurer", "operation", "record_id")
-_context: ContextVar[dict[str, str]] = ContextVar("insurehub_log_context", default={})  # noqa: B039 - never mutated
+_context: ContextVar[dict[str, object]] = ContextVar("insurehub_log_context", default={})  # noqa: B039 - never mutated
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
 def log_context() -> dict[str, str]:
-    """The fields bound now (a copy)."""
-    return dict(_context.get())
+    """The fields bound now, as text; empty ones left out."""
+    fields = {name: str(value) for name, value in _context.get().items()}
+    return {name: value for name, value in fields.items() if value}
 
 
 @contextmanager
 def log_context_bound(**fields: object) -> Iterator[None]:
     """Bind fields (None ones skipped) for the block; the outer ones come back after it."""
-    added = {name: str(value) for name, value in fields.items() if value is not None and name in FIELDS}
+    # Values are kept as given and turned into text when a line is written (the agency is lazy).
+    added = {name: value for name, value in fields.items() if value is not None and name in FIELDS}
     token = _context.set({**_context.get(), **added})
     try:
         yield
@@ -65,9 +67,23 @@ class RequestContextMiddleware:
         return response
 
 
-def _agency_code(request: HttpRequest) -> str | None:
-    user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
-        return None
-    profile = getattr(user, "agent_profile", None)
-    return profile.agency.code if profile is not None else None
+class _AgencyOf:
+    """The request user's agency code, looked up only when a log line asks for it (most requests
+    log nothing: two queries each would be a tax on every page), then kept."""
+
+    def __init__(self, request: HttpRequest) -> None:
+        self._request = request
+        self._code: str | None = None
+
+    def __str__(self) -> str:
+        if self._code is None:
+            self._code = ""
+            user = getattr(self._request, "user", None)
+            if user is not None and user.is_authenticated:
+                profile = getattr(user, "agent_profile", None)
+                self._code = profile.agency.code if profile is not None else ""
+        return self._code
+
+
+def _agency_code(request: HttpRequest) -> _AgencyOf:
+    return _AgencyOf(request)

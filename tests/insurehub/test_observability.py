@@ -130,3 +130,27 @@ def test_http_requests_are_counted_by_view_name_on_metrics(client, settings, age
     assert 'view="unmatched"' in body
     assert 'insurehub_http_request_duration_seconds_bucket{le="0.005",method="GET",view="login"}' in body
     assert "insurehub_insurer_attempts" in body  # the business metrics are still there
+
+
+@pytest.mark.django_db
+def test_a_line_logged_during_a_request_names_the_agency_looked_up_only_then(agents, rf, django_assert_num_queries):
+    """The agency costs its queries only when a line is written; the request id is always there."""
+    from django.http import HttpResponse
+
+    from insurehub.log_context import RequestContextMiddleware
+
+    lines: list[dict] = []
+
+    def view(request):
+        with django_assert_num_queries(0):
+            quiet = log_context_bound()  # nothing logged yet: nothing looked up
+            with quiet:
+                pass
+        lines.append(json.loads(JsonFormatter().format(record("teklif istendi"))))
+        return HttpResponse("ok")
+
+    request = rf.get("/", headers={"X-Request-ID": "req-9"})
+    request.user = agents["ACENTE1"]
+    response = RequestContextMiddleware(view)(request)
+    assert response["X-Request-ID"] == "req-9"
+    assert lines[0]["request_id"] == "req-9" and lines[0]["agency"] == "ACENTE1"
