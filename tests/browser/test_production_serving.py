@@ -49,7 +49,7 @@ def free_port() -> int:
 def answers(url: str) -> bool:
     try:
         return requests.get(url, timeout=2, allow_redirects=False).status_code < 500
-    except requests.ConnectionError:
+    except (requests.ConnectionError, requests.Timeout):  # a worker still booting on a busy machine: not yet
         return False
 
 

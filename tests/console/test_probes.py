@@ -11,7 +11,7 @@ from django_q.brokers import get_broker
 from django_q.signing import SignedPackage
 from django_q.status import Stat, Status
 
-from console import probes
+from console import readiness as probes
 from sync import pump_beat
 
 pytestmark = pytest.mark.django_db(transaction=True)
