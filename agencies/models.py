@@ -62,3 +62,33 @@ class LoginFailure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.username} @ {self.ip_address or '?'}: {self.failures}"
+
+
+class LoginLockout(models.Model):
+    """A login counter reaching its limit: the health dashboard and /metrics count these.
+
+    Kept apart from `LoginFailure` (which forgets a counter once its window is over) so on-call
+    sees how many lock-outs there were, of which kind, and which were lifted by hand, by whom.
+    """
+
+    class Scope(models.TextChoices):
+        PAIR = "pair", "kullanıcı adı + adres"
+        ADDRESS = "address", "adres"
+        # Not a lock for the account's owner any more: past it, a login needs a code by e-mail.
+        USERNAME = "username", "kullanıcı adı (e-posta kodu istenir)"
+
+    scope = models.CharField("kapsam", max_length=16, choices=Scope.choices)
+    username = models.CharField("kullanıcı adı", max_length=150, blank=True)
+    ip_address = models.CharField("IP adresi", max_length=45, blank=True)
+    locked_at = models.DateTimeField("kilitlenme", db_index=True)
+    locked_until = models.DateTimeField("kilit bitişi")
+    lifted_at = models.DateTimeField("elle kaldırılma", null=True, blank=True)
+    lifted_by = models.CharField("kaldıran", max_length=150, blank=True)
+
+    class Meta:
+        verbose_name = "giriş kilidi"
+        verbose_name_plural = "giriş kilitleri"
+        ordering = ["-locked_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_scope_display()}: {self.username or '*'} @ {self.ip_address or '*'}"

@@ -22,6 +22,7 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from agencies.models import LoginLockout
 from integrations.answers.taxonomy import ErrorClass, ErrorKind
 from integrations.attempts.retention import COUNT, RETRIES, Measure, attempt_totals, count_where
 from integrations.audit import error_mapping_issuance_risk, error_mapping_seen_on_look_ups_only
@@ -454,6 +455,37 @@ def retry_budgets(*, insurer_codes: list[str]) -> list[InsurerRetryBudget]:
             **state.budget_snapshot(code),
         )
         for code in insurer_codes
+    ]
+
+
+# --- Login lock-outs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LockoutCounts:
+    """Lock-outs of one scope: started in the window, and in force now (not lifted, not run out)."""
+
+    scope: str
+    label: str
+    started: int
+    active: int
+
+
+def login_lockouts(*, since: datetime, now: datetime) -> list[LockoutCounts]:
+    """Every scope, zero included, so the dashboard and /metrics always show the three."""
+    started = dict(
+        LoginLockout.objects.filter(locked_at__gte=since, locked_at__lte=now)
+        .values_list("scope")
+        .annotate(n=Count("id"))
+    )
+    active = dict(
+        LoginLockout.objects.filter(locked_until__gt=now, lifted_at__isnull=True)
+        .values_list("scope")
+        .annotate(n=Count("id"))
+    )
+    return [
+        LockoutCounts(scope=scope.value, label=scope.label, started=started.get(scope, 0), active=active.get(scope, 0))
+        for scope in LoginLockout.Scope
     ]
 
 

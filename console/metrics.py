@@ -19,7 +19,9 @@ Labels: `insurer`, `operation`, `product`, `class` (`success`, `permanent`, `ret
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
+from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
@@ -27,12 +29,14 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-from console.health import HealthFilter, retry_budgets, send_rates, work_counts, work_sources
+from console.health import HealthFilter, login_lockouts, retry_budgets, send_rates, work_counts, work_sources
+from console.http_metrics import http_metric_families
 from integrations.answers.taxonomy import ErrorClass
 from integrations.attempts.retention import COUNT, LATENCY_MS_SUM, RETRIES, attempt_totals, latency_buckets
 from integrations.models import LATENCY_BUCKETS, Insurer
 from integrations.operations import Operation
 from integrations.retry_policies import policy_for
+from sync.pump_beat import pump_beat_last
 
 SUCCESS = "success"
 ATTEMPT_LABELS = ["insurer", "operation", "product", "class", "kind"]
@@ -42,7 +46,7 @@ WORK_STATES = ("queued", "in_flight", "pending_backoff", "pending_due", "submitt
 def metrics_render() -> tuple[bytes, str]:
     """The exposition body and its content type."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(list(metric_families())))
+    registry.register(_Families([*metric_families(), *http_metric_families()]))
     # The classic text format: every Prometheus version parses it, and all our names are classic names.
     return generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4
 
@@ -65,6 +69,8 @@ def metric_families() -> Iterable[Metric]:
     yield from _send_rate_families()
     yield from _policy_families([code for code, _ in insurers])
     yield from _work_families(insurers)
+    yield _pump_family()
+    yield from _lockout_families()
 
 
 def _label_values(key: tuple) -> list[str]:
@@ -242,3 +248,42 @@ def _work_families(insurers: list[tuple[str, list]]) -> Iterator[Metric]:
     yield items
     yield dead
     yield oldest
+
+
+def _pump_family() -> Metric:
+    """Seconds since the work pump's last good pass (sync.pump_beat): +Inf when it never ran, or
+    its beat cannot be read (the cache down), so the silent-pump alert fires then too."""
+    family = GaugeMetricFamily(
+        "insurehub_work_pump_last_pass_age_seconds",
+        "Seconds since the work pump last finished a pass (+Inf: never, or unreadable).",
+    )
+    try:
+        last = pump_beat_last()
+    except Exception:  # noqa: BLE001 - the cache down: the pump cannot be seen to run
+        last = None
+    family.add_metric([], (timezone.now() - last).total_seconds() if last else math.inf)
+    return family
+
+
+LOCKOUT_WINDOW = timedelta(minutes=15)
+
+
+def _lockout_families() -> Iterator[Metric]:
+    """Login lock-outs by scope: started in the last 15 minutes, and in force now (agencies.auth)."""
+    started = GaugeMetricFamily(
+        "insurehub_login_lockouts",
+        "Login lock-outs that started in the last 15 minutes, by scope (pair, address, username: "
+        "past the username's limit a login needs the e-mailed code).",
+        labels=["scope"],
+    )
+    active = GaugeMetricFamily(
+        "insurehub_login_lockouts_active",
+        "Login lock-outs in force now (not run out, not lifted by an admin), by scope.",
+        labels=["scope"],
+    )
+    now = timezone.now()
+    for counts in login_lockouts(since=now - LOCKOUT_WINDOW, now=now):
+        started.add_metric([counts.scope], counts.started)
+        active.add_metric([counts.scope], counts.active)
+    yield started
+    yield active

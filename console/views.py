@@ -23,6 +23,7 @@ from console.health import (
     attempts_per_minute,
     health_window,
     insurer_health,
+    login_lockouts,
     provider_code_conclusions,
     retry_budgets,
     send_rates,
@@ -97,6 +98,7 @@ def health_dashboard(request: HttpRequest) -> HttpResponse:
         "filter_query": _filter_query(window.key, insurer_code, product),
         "mapping_cache_seconds": int(MAPPING_CACHE_SECONDS),
         "look_up_only_note": LOOK_UP_ONLY_TR,
+        "lockouts": login_lockouts(since=health.since, now=health.now),
     }
     return render(request, "console/health.html", context)
 

@@ -57,3 +57,30 @@ class Customer(models.Model):
     @property
     def is_company(self) -> bool:
         return len(self.identity_no) == 10
+
+
+class CustomerErasure(models.Model):
+    """A KVKK erasure carried out (customers.services.customer_erase): who asked, who did it, when.
+
+    Holds nothing of what was erased: the customer row it points at is the anonymised one. The
+    policies, their premiums and the payments stay (the law obliges an agency to keep them);
+    only the person's name, identity number and contact details go.
+    """
+
+    customer = models.OneToOneField(Customer, on_delete=models.PROTECT, related_name="erasure", verbose_name="müşteri")
+    agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="+", verbose_name="acente")
+    erased_at = models.DateTimeField("silinme zamanı")
+    erased_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="silen"
+    )
+    # How the request reached the agency (a petition's date and number, an e-mail): no personal data.
+    request_note = models.CharField("başvuru bilgisi", max_length=300)
+    quote_requests_scrubbed = models.PositiveIntegerField("temizlenen teklif talebi", default=0)
+
+    class Meta:
+        verbose_name = "KVKK silme kaydı"
+        verbose_name_plural = "KVKK silme kayıtları"
+        ordering = ["-erased_at"]
+
+    def __str__(self) -> str:
+        return f"Müşteri #{self.customer_id} — {self.erased_at:%Y-%m-%d}"

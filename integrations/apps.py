@@ -18,6 +18,11 @@ class IntegrationsConfig(AppConfig):
         # django-q2 forks its workers: a child must not use its parent's pooled connections.
         install_fork_guard()
 
+        # Error reports (SENTRY_DSN): every process that loads the product, web and qcluster alike.
+        from integrations.error_reports import sentry_start
+
+        sentry_start()
+
 
 @register(Tags.security, deploy=True)
 def insurer_hosts_check(app_configs: Any, **kwargs: Any) -> list[Warning]:

@@ -8,6 +8,7 @@ process dies, the request's deadline turns the unanswered rows into "Yanıt alı
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import threading
@@ -58,4 +59,5 @@ def _run_closing_connection(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def submit(fn: Callable[..., Any], *args: Any) -> Future:
-    return _executor().submit(_run_closing_connection, fn, *args)
+    # The caller's log context (its request id, agency) goes with the call to the pool's thread.
+    return _executor().submit(contextvars.copy_context().run, _run_closing_connection, fn, *args)

@@ -32,7 +32,17 @@ A stream (`results_events`):
 A held stream ties one server thread: gunicorn's gthread workers need threads for the agents
 watching at once (scripts/serve.sh), runserver and the test server start a thread per request.
 The page keeps the one-second htmx poll as its fallback: it polls whenever the stream is not
-open (no `EventSource`, the endpoint unreachable, a reconnect in progress).
+open (no `EventSource`, the endpoint unreachable or refusing, a reconnect in progress).
+
+So one agent cannot hold every thread (issue 21: forty tabs, or a script opening streams), open
+streams are capped per user (`QUOTE_LIVE_STREAMS_PER_USER`) and per session
+(`QUOTE_LIVE_STREAMS_PER_SESSION`), counted in the shared cache (`insurehub.cache_slots`: every
+web process and machine meets the same count). A stream past either cap answers 429 with a
+Turkish sentence and `Retry-After`; a cache that does not answer, 503. Either way the browser's
+`EventSource` gives up and the page's poll takes over. The slots are given back when the stream
+ends, whichever way: its last event, its time limit, or the browser gone (the server closes the
+response, `StreamLease.close`); a process killed mid-stream leaves them to expire after
+`STREAM_SLOT_TTL_SECONDS`.
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
+from insurehub.cache_slots import Slots, slots_acquire
 from quotes.models import InsurerQuote
 
 logger = logging.getLogger(__name__)
@@ -61,6 +72,71 @@ KEEPALIVE_SECONDS = 15.0
 STREAM_MAX_SECONDS = float(getattr(settings, "QUOTE_LIVE_STREAM_MAX_SECONDS", 45.0))
 # The browser waits this long before reconnecting after the stream ends or breaks.
 RECONNECT_MS = 1000
+# A stream's slot outlives the stream's longest life (and a slow last render) before it expires.
+STREAM_SLOT_TTL_SECONDS = int(STREAM_MAX_SECONDS) + 30
+
+STREAMS_FULL_MESSAGE = (
+    "Aynı anda açık canlı sonuç bağlantısı sınırına ulaşıldı; sonuçlar her saniye yenilenerek gösteriliyor."
+)
+STREAMS_UNAVAILABLE_MESSAGE = "Canlı sonuç bağlantısı şu an açılamıyor; sonuçlar her saniye yenilenerek gösteriliyor."
+
+
+def streams_per_user() -> int:
+    return int(getattr(settings, "QUOTE_LIVE_STREAMS_PER_USER", 6))
+
+
+def streams_per_session() -> int:
+    return int(getattr(settings, "QUOTE_LIVE_STREAMS_PER_SESSION", 3))
+
+
+def stream_scopes(*, user_id: int, session_key: str) -> list[tuple[str, int]]:
+    """The caps a stream counts against: its session's, then its user's.
+
+    The session key is a credential: only a digest of it goes into a cache key.
+    """
+    scopes = [(f"live-stream:user:{user_id}", streams_per_user())]
+    if session_key:
+        session = hashlib.blake2b(session_key.encode(), digest_size=12).hexdigest()
+        scopes.insert(0, (f"live-stream:session:{session}", streams_per_session()))
+    return scopes
+
+
+def stream_slots_take(*, user_id: int, session_key: str) -> tuple[Slots | None, str]:
+    """A slot under both caps, or None and the full scope (`insurehub.cache_slots.slots_acquire`)."""
+    return slots_acquire(scopes=stream_scopes(user_id=user_id, session_key=session_key), ttl=STREAM_SLOT_TTL_SECONDS)
+
+
+class StreamLease:
+    """A stream's events, holding its slots until the stream ends.
+
+    `StreamingHttpResponse` calls `close()` when the server is done with the response: after
+    the last event, and when the browser went away (a write failed, or the server was stopping).
+    That is the only hook that also runs for a stream whose body never started: a generator's
+    `finally` does not run when it is closed before its first step.
+    """
+
+    def __init__(self, events: Iterator[str], slots: Slots) -> None:
+        self._events = events
+        self._slots = slots
+
+    def __iter__(self) -> StreamLease:
+        return self
+
+    def __next__(self) -> str:
+        try:
+            return next(self._events)
+        except BaseException:
+            # The last event went (or the body failed): the thread is free again, and so the slot.
+            self._slots.release()
+            raise
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._events, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._slots.release()
 
 
 def results_version(rows: Iterable[tuple[int, str, int, int]]) -> str:

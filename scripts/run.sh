@@ -14,6 +14,7 @@ sandbox_args=(${SANDBOX_BASE_PORT:+--base-port "$SANDBOX_BASE_PORT"})
 mkdir -p var
 
 $PY manage.py migrate --noinput
+$PY manage.py createcachetable  # the shared cache's table (REDIS_URL unset)
 # The insurers' URLs and the sample agencies' credentials, as the sandbox hands them out.
 $PY -m sandbox "${sandbox_args[@]}" --demo-manifest > var/demo-insurers.json
 $PY manage.py seed_demo --manifest var/demo-insurers.json

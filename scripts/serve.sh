@@ -5,9 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-insurehub.settings.production}"
+# /metrics sums every gunicorn worker's request counts from files here (console/http_metrics.py);
+# emptied at each start, as prometheus-client's multiprocess mode requires.
+export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-var/prometheus}"
+rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
 PY="${PYTHON:-.venv/bin/python}"
 
 "$PY" manage.py migrate --noinput
+# The shared cache's table (throttles, open streams, the pump's last pass) when REDIS_URL is unset.
+"$PY" manage.py createcachetable
 "$PY" manage.py collectstatic --noinput --verbosity 0
 
 # gthread workers: a desk page waits on insurers through the queue, so threads, not cores, bound

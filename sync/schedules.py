@@ -35,6 +35,9 @@ SCHEDULES = (
     ),
     # 03:30, after the nightly sync has started and before agencies open; deletes in small batches.
     ScheduleSpec("Geçmiş temizliği (gece)", "sync.tasks.history_prune", Schedule.CRON, cron="30 3 * * *"),
+    # Expired sessions (Django's `clearsessions`): a session row holds who is logged in and a search
+    # term the agent typed (a TCKN, a name), so it goes once it has run out, not never.
+    ScheduleSpec("Oturum temizliği (gece)", "sync.tasks.sessions_clear", Schedule.CRON, cron="15 3 * * *"),
 )
 
 

@@ -61,6 +61,7 @@ from notifications.services import notify_policy_ended
 from quotes.models import Policy
 from quotes.services.policies import policy_period_store
 from sync.models import SyncItem, SyncRun
+from sync.pump_beat import pump_beat_record
 
 logger = logging.getLogger(__name__)
 
@@ -448,6 +449,7 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
             for registration in work_kinds():
                 moved += len(registration.pump())
             moved += len(quote_requests_redispatch_lost())
+            pump_beat_record()
         except Exception:
             # A busy database (SQLite's lock) or a broker that is down (Redis restarting) must not
             # cost the rest of this minute's pumping: what a pass could not send, the next one sends.

@@ -41,3 +41,8 @@ def attempt_minutes_rollup() -> int:
 def history_prune() -> dict[str, int]:
     """Scheduled nightly: delete (in batches) what is past its retention."""
     return retention.history_prune()
+
+
+def sessions_clear() -> int:
+    """Scheduled nightly: Django's `clearsessions` (expired sessions deleted)."""
+    return retention.sessions_clear()

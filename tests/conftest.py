@@ -23,6 +23,17 @@ ARTIFACTS_DIR = os.environ.get("TEST_ARTIFACTS_DIR", str(REPO_ROOT / "test-artif
 os.makedirs(ARTIFACTS_DIR, exist_ok=True)
 
 
+@pytest.fixture(autouse=True)
+def fresh_cache() -> Iterator[None]:
+    """The test settings' memory cache emptied around every test: open-stream slots, lock-out
+    codes and throttle windows counted there never reach the next test."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture(scope="session")
 def sandbox_servers() -> Iterator[dict]:
     """The four sandbox insurers, started once per test run on free loopback ports."""

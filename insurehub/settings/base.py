@@ -71,6 +71,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz and /readyz answered before host checks and the HTTPS redirect (console.probes).
+    "console.probes.ProbeMiddleware",
+    # Count and latency by view for /metrics (console.http_metrics): around everything below.
+    "console.http_metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on every response (CONTENT_SECURITY_POLICY below).
     "csp.middleware.CSPMiddleware",
@@ -79,6 +83,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every log line of the request names it and the user's agency (insurehub.log_context).
+    "insurehub.log_context.RequestContextMiddleware",
     # Audit entries name the request's user (integrations.audit); "system" outside a request.
     "integrations.audit.AuditActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -214,8 +220,11 @@ EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "InsureHub <bildirim@insurehub.local>")
 # The confirm step pre-fills this card token (the sandbox accepts it): the demo settings only.
 DEMO_PAYMENT_TOKEN = ""
-# Where links in e-mails point (the desk's public address).
-SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
+# Where links in e-mails point (the desk's public address). Required in production (production.py):
+# a missing one would send agents links to 127.0.0.1. The local and test settings default it.
+SITE_URL = os.environ.get("SITE_URL", "").strip()
+# Which kind of machine this is: "production" refuses the developer settings (local.py, manage.py).
+INSUREHUB_ENV = os.environ.get("INSUREHUB_ENV", "").strip().lower()
 
 STATIC_URL = "static/"
 # Site-wide assets that belong to no app (the favicon).
@@ -311,12 +320,54 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"WorkStateEnum": "integrations.work.item.WorkState.choices"},
 }
 
+# --- Cache: counters every process must share ----------------------------------------------
+# What the cache counts must hold across web processes and machines: the API's throttles
+# ("300/min per agency", quotes/api/throttles.py), the open live-results streams per user and per
+# session (quotes/live.py), the work pump's last pass (readyz). So never a per-process memory
+# cache: Redis when REDIS_URL is set, else a table in the database every process already shares
+# (`manage.py createcachetable`, run by scripts/run.sh and scripts/serve.sh).
+CACHE_TABLE = "insurehub_cache"
+
+
+def caches_from_env(env: Mapping[str, str]) -> dict:
+    """CACHES for this environment, with no side effect, so a test can check any setup."""
+    url = env.get("REDIS_URL", "")
+    if url:
+        return {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": url,
+                "KEY_PREFIX": "insurehub",
+                # A Redis that is down must answer a page quickly, not hold its thread.
+                "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+            }
+        }
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": CACHE_TABLE,
+            "KEY_PREFIX": "insurehub",
+            # Django culls a third of the table past MAX_ENTRIES: that would forget throttle windows
+            # and open streams at random. Entries expire by themselves (minutes at most).
+            "OPTIONS": {"MAX_ENTRIES": 100_000, "CULL_FREQUENCY": 10},
+        }
+    }
+
+
+CACHES = caches_from_env(os.environ)
+
+# Open live-results streams (quotes/live.py): each holds a server thread for up to 45 s, so one
+# agent may hold only a few; past them the page polls every second instead.
+QUOTE_LIVE_STREAMS_PER_USER = env_int("QUOTE_LIVE_STREAMS_PER_USER", 6)
+QUOTE_LIVE_STREAMS_PER_SESSION = env_int("QUOTE_LIVE_STREAMS_PER_SESSION", 3)
+
 # --- Background work (django-q2) ------------------------------------------------------
 # django-q2 re-delivers a task that outlives `retry` seconds and by default retries forever.
 # Insurer retries belong to the integration layer (tenacity + durable records), never to the
 # queue: `timeout` < `retry`, and `max_attempts` 1 so a re-delivery never becomes a second
 # insurer call behind the retry policy's back.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+
 Q_CLUSTER = {
     "name": "insurehub",
     # I/O-bound work, and the pump holds one worker ~50 s a minute: more workers than cores.
@@ -342,6 +393,10 @@ if REDIS_URL:
 if Q_CLUSTER["timeout"] >= Q_CLUSTER["retry"]:
     raise ImproperlyConfigured("Q_TIMEOUT must be lower than Q_RETRY, or django-q2 re-delivers running tasks")
 
+# /readyz calls the work pump silent when its last good pass is older than this (it runs every
+# minute, a pass a second for ~50 s): three periods, so one slow start is not an alarm.
+WORK_PUMP_STALE_SECONDS = env_int("WORK_PUMP_STALE_SECONDS", 180)
+
 # --- Integrations ---------------------------------------------------------------------
 # Seconds to wait for an insurer to accept a connection. The read timeout comes from each
 # operation's policy, because a trafik quote and a nightly sync can afford different waits.
@@ -361,15 +416,23 @@ ATTEMPT_RETENTION_DAYS = env_int("ATTEMPT_RETENTION_DAYS", 30)
 AGGREGATE_RETENTION_DAYS = env_int("AGGREGATE_RETENTION_DAYS", 400)
 BUDGET_BUCKET_RETENTION_MINUTES = env_int("BUDGET_BUCKET_RETENTION_MINUTES", 60)
 SYNC_ITEM_RETENTION_DAYS = env_int("SYNC_ITEM_RETENTION_DAYS", 90)
+# Failed-login counters and lock-outs (a username, an address: personal data) kept this long.
+LOGIN_HISTORY_RETENTION_DAYS = env_int("LOGIN_HISTORY_RETENTION_DAYS", 90)
 
+# `LOG_FORMAT=json`: one JSON object a line (request id, agency, insurer, operation, record id;
+# identity numbers masked, e-mails and phones dropped: integrations.log_json), for a log store.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain").strip().lower()
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', got {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "integrations.log_json.JsonFormatter"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT},
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
@@ -380,3 +443,12 @@ LOGGING = {
 CREDENTIALS_KEY = os.environ.get("INSUREHUB_CREDENTIALS_KEY", "")
 # Bearer token for Prometheus to scrape /metrics; empty means staff sessions only.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+
+# Error reports (integrations.error_reports): off unless a DSN is given; personal data scrubbed.
+SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
+SENTRY_ENVIRONMENT = os.environ.get("SENTRY_ENVIRONMENT", "") or INSUREHUB_ENV
+SENTRY_RELEASE = os.environ.get("SENTRY_RELEASE", "")
+try:
+    SENTRY_TRACES_SAMPLE_RATE = float(os.environ.get("SENTRY_TRACES_SAMPLE_RATE", "0") or 0)
+except ValueError as exc:
+    raise ImproperlyConfigured("SENTRY_TRACES_SAMPLE_RATE must be a number between 0 and 1") from exc

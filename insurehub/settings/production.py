@@ -1,5 +1,7 @@
 """Production settings: refuse to start without a real secret; secure cookies and HTTPS."""
 
+from urllib.parse import urlsplit
+
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
@@ -10,6 +12,25 @@ if not SECRET_KEY or len(SECRET_KEY) < 50:  # noqa: F405
     raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a long random value in production")
 
 DEBUG = False
+
+
+def site_url_checked(url: str) -> str:
+    """SITE_URL as e-mails will link it: an absolute https URL (http only on this machine's loopback)."""
+    parts = urlsplit(url)
+    loopback = parts.hostname in {"127.0.0.1", "localhost", "::1"}
+    if (
+        not url
+        or parts.scheme not in {"https", "http"}
+        or not parts.hostname
+        or (parts.scheme == "http" and not loopback)
+    ):
+        raise ImproperlyConfigured(
+            f"SITE_URL must be set to the desk's public https address in production (e-mail links use it), got {url!r}"
+        )
+    return url.rstrip("/")
+
+
+SITE_URL = site_url_checked(SITE_URL)  # noqa: F405
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Off only behind a proxy that terminates TLS and redirects itself (and in the serving test, on
 # loopback); every cookie stays Secure whatever this says.
@@ -34,7 +55,8 @@ X_FRAME_OPTIONS = "DENY"
 # Static files from the WSGI process itself (gzip/brotli, hashed names cached for a year), right
 # after SecurityMiddleware so they get its headers but skip sessions. Only here: runserver serves
 # them under DEBUG, and the manifest exists only after `collectstatic` (scripts/serve.sh).
-MIDDLEWARE = [MIDDLEWARE[0], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[1:]]  # noqa: F405
+_security = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1  # noqa: F405
+MIDDLEWARE = [*MIDDLEWARE[:_security], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[_security:]]  # noqa: F405
 # Documents go wherever base.py chose (local disk, or S3 when DOCUMENT_STORAGE_BUCKET is set);
 # static files are WhiteNoise's, compressed under hashed names.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}  # noqa: F405

@@ -16,6 +16,7 @@ INSURER_ALLOW_HTTP = True
 # TLDs `.example` and `.test` (integrations.insurer_hosts).
 INSURER_ALLOW_LOOPBACK = True
 INSURER_ALLOWED_HOSTS = INSURER_ALLOWED_HOSTS or [".example", ".test"]  # noqa: F405
+SITE_URL = SITE_URL or "http://127.0.0.1:8000"  # noqa: F405
 
 # Tests share one SQLite file (not an in-memory database) so that worker processes started by
 # the tests (qcluster, sandbox CLI) see the same data. Workers set INSUREHUB_USE_TEST_DB=1.
@@ -33,3 +34,8 @@ if os.environ.get("INSUREHUB_USE_TEST_DB"):
 # while a session-wide qcluster another test started may still be running: the slower poll keeps
 # their head start over that cluster (both outcomes are correct; only the test's own is checked).
 Q_CLUSTER = {**Q_CLUSTER, "poll": 0.1}  # noqa: F405
+
+# One memory cache per test process, cleared between tests (tests/conftest.py): a test's throttle
+# windows and open streams never leak into the next. The shared backends base.py picks (the
+# database table, Redis) are tested on their own (tests/insurehub/test_cache_settings.py).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "insurehub-tests"}}

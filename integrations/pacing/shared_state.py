@@ -381,7 +381,11 @@ local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 
 _RESERVE = _REDIS_NOW + _RESERVE_STEP
 
-# One retry-budget step. KEYS[1]: the insurer's counter prefix; KEYS[2]: its token bucket.
+# Every script names each key it touches in KEYS (Redis Cluster routes a script by its keys, and
+# refuses one whose keys live in different slots): a script's keys share a hash tag, `{<insurer>}`.
+# So the retry budget's per-bucket counters are fields of one hash (`<bucket>:<counter>`), not a
+# key per bucket built inside the script, and a step forgets the buckets that left the window.
+# One retry-budget step. KEYS[1]: the insurer's counters; KEYS[2]: its token bucket.
 # ARGV: bucket seconds, buckets in the window, counter to add to, change ('' for none), capacity,
 # refill per second, for a spend the lowest result it may leave ('' otherwise), and how many to
 # count (1 when absent). The token
@@ -406,9 +410,20 @@ if ARGV[4] ~= '' then
     redis.call('EXPIRE', KEYS[2], 86400)
   end
 end
-local current = KEYS[1] .. ':' .. math.floor(now / seconds)
-redis.call('HINCRBY', current, field, times)
-redis.call('EXPIRE', current, seconds * buckets * 2)
+local bucket = math.floor(now / seconds)
+redis.call('HINCRBY', KEYS[1], bucket .. ':' .. field, times)
+local before = bucket - buckets
+local forgot = redis.call('HGET', KEYS[1], 'forgot')
+if not forgot then
+  redis.call('HSET', KEYS[1], 'forgot', before)
+elseif tonumber(forgot) < before then
+  -- Older than twice the window the whole hash would have expired: no further back than that.
+  for b = math.max(tonumber(forgot) + 1, before - buckets * 2), before do
+    redis.call('HDEL', KEYS[1], b .. ':ok', b .. ':failed', b .. ':retries', b .. ':rok', b .. ':denied', b .. ':local')
+  end
+  redis.call('HSET', KEYS[1], 'forgot', before)
+end
+redis.call('EXPIRE', KEYS[1], seconds * buckets * 2)
 return allowed
 """
 
@@ -452,13 +467,14 @@ class RedisSharedState:
     def _rate_key(key: str) -> str:
         return f"insurehub:rate:{key}"
 
+    # The insurer's code as the hash tag: its counters and its token bucket share one Cluster slot.
     @staticmethod
     def _budget_key(insurer_code: str) -> str:
-        return f"insurehub:budget:{insurer_code}"
+        return f"insurehub:budget:{{{insurer_code}}}"
 
     @staticmethod
     def _tokens_key(insurer_code: str) -> str:
-        return f"insurehub:retrytokens:{insurer_code}"
+        return f"insurehub:retrytokens:{{{insurer_code}}}"
 
     def reserve_send_slot(
         self, key: str, *, initial_rate: float, ceiling: float, max_wait: float | None, burst: int = 1
@@ -551,11 +567,10 @@ class RedisSharedState:
             "local": "local_refusals",
         }
         totals = dict.fromkeys(names.values(), 0)
-        for i in range(self._buckets):
-            for field, value in self._redis.hgetall(f"{self._budget_key(insurer_code)}:{now_bucket - i}").items():
-                name = names.get(field.decode())
-                if name:
-                    totals[name] += int(value)
+        fields = [f"{now_bucket - i}:{counter}" for i in range(self._buckets) for counter in names]
+        for field, value in zip(fields, self._redis.hmget(self._budget_key(insurer_code), fields), strict=True):
+            if value is not None:
+                totals[names[field.split(":", 1)[1]]] += int(value)
         return totals
 
 

@@ -35,6 +35,7 @@ from django.db.models import F
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from insurehub.log_context import log_context_bound
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError
 from integrations.calling.channel import WORKER_STOPPED, ExchangeStopped, exchanges_stop, exchanges_stoppable
 from integrations.calling.engine import NOT_SETTLED, Outcome, is_wait_not_failure, next_wait
@@ -504,6 +505,15 @@ class WorkKind:
 
 def work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: RetryPolicy) -> WorkState:
     """One try of a record this worker has claimed; returns the state it was left in.
+
+    Every log line of the try names the record and its insurer (`insurehub.log_context`).
+    """
+    with log_context_bound(insurer=insurer_code, record_id=f"{kind.model.__name__}:{item.pk}"):
+        return _work_try(kind, item, insurer_code=insurer_code, policy=policy)
+
+
+def _work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: RetryPolicy) -> WorkState:
+    """`work_try`'s body.
 
     Nothing that goes wrong on our side (a credential that no longer decrypts, a database error
     while storing the answer) may strand the record IN_FLIGHT to be reclaimed for ever: it is

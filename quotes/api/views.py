@@ -18,7 +18,6 @@ from django.views.decorators.debug import sensitive_post_parameters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
-from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -508,11 +507,17 @@ class TokenObtainApi(ObtainAuthToken):
     @extend_schema(
         operation_id="auth_token_create",
         summary="Get the user's API token",
-        description="Send it on every call as `Authorization: Token <token>`.",
-        request=AuthTokenSerializer,
+        description=(
+            "Send it on every call as `Authorization: Token <token>`. After many failed logins for a "
+            "username, a login also needs the one-time code mailed to the account: a 400 on `code` asks "
+            "for it; send it in `code` with the password."
+        ),
+        request=ThrottledAuthTokenSerializer,
         responses={
             200: inline_serializer("AuthTokenResponse", fields={"token": serializers.CharField()}),
-            400: field_errors("Wrong username or password.", {"non_field_errors": ["..."]}),
+            400: field_errors(
+                "Wrong username or password, or the e-mailed code is needed.", {"non_field_errors": ["..."]}
+            ),
             429: OpenApiResponse(
                 DetailSerializer,
                 description="Too many failed logins for this username from this address; see `Retry-After`.",

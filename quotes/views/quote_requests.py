@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 from uuid import UUID
@@ -19,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from customers.models import Customer
 from customers.selectors import customer_choices
 from customers.services import customer_create
+from insurehub.cache_slots import SlotsUnavailable
 from insurehub.desk_errors import desk_errors
 from integrations.work.item import WorkState
 from quotes import live, selectors
@@ -27,6 +29,8 @@ from quotes.models import QuoteRequest
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
 from quotes.views.common import fragment_login_required, page_of, search_recall, search_redirect
 from quotes.views.policies import list_query
+
+logger = logging.getLogger(__name__)
 
 # --- quote requests ---------------------------------------------------------------------------
 
@@ -117,9 +121,19 @@ def quote_request_stream(request: HttpRequest, public_id: UUID) -> HttpResponse:
     """The results table pushed as server-sent events whenever a row changes (quotes/live.py).
 
     Checked before the first byte exactly like the fragment: another agency's request is a 404.
+    Past the open-stream caps (per session, per user) a 429, and a 503 when the cache that
+    counts them is down: the page's poll then serves the agent (quotes/live.py).
     """
     quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     user = request.user
+    try:
+        slots, full = live.stream_slots_take(user_id=user.pk, session_key=request.session.session_key or "")
+    except SlotsUnavailable:
+        logger.warning("live stream refused: the cache counting open streams did not answer")
+        return _stream_refused(live.STREAMS_UNAVAILABLE_MESSAGE, status=503)
+    if slots is None:
+        logger.info("live stream refused: %s has its open streams' cap", full.split(":")[1])
+        return _stream_refused(live.STREAMS_FULL_MESSAGE, status=429)
 
     def rendered(seen_at: float | None) -> live.Rendered:
         context = _results_context(quote_request, user)
@@ -137,9 +151,18 @@ def quote_request_stream(request: HttpRequest, public_id: UUID) -> HttpResponse:
         render=rendered,
         seen_version=seen[:32],
     )
-    response = StreamingHttpResponse(events, content_type="text/event-stream; charset=utf-8")
+    response = StreamingHttpResponse(live.StreamLease(events, slots), content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # a proxy in front must pass each event on at once
+    return response
+
+
+def _stream_refused(message: str, *, status: int) -> HttpResponse:
+    """A refused stream: a short plain answer (an `EventSource` shows nothing of it; a person
+    opening the URL reads the sentence), and when to try again: after the longest stream's life."""
+    response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(int(live.STREAM_MAX_SECONDS))
+    response["Cache-Control"] = "no-store"
     return response
 
 

@@ -50,7 +50,7 @@ def free_port() -> int:
 def answers(url: str) -> bool:
     try:
         return requests.get(url, timeout=2, allow_redirects=False).status_code < 500
-    except requests.ConnectionError:
+    except (requests.ConnectionError, requests.Timeout):  # a worker still booting on a busy machine: not yet
         return False
 
 
@@ -66,6 +66,7 @@ def production_site(tmp_path) -> Iterator[tuple[str, dict[str, str]]]:
         "DATABASE_URL": f"sqlite:///{tmp_path / 'insurehub.sqlite3'}",
         "INSUREHUB_VAR_DIR": str(tmp_path),
         "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "SITE_URL": f"http://127.0.0.1:{port}",
         "WEB_BIND": f"127.0.0.1:{port}",
         "WEB_WORKERS": "1",
         "WEB_THREADS": "4",

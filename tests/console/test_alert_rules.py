@@ -31,12 +31,16 @@ REQUIRED_ALERTS = {
     "dead-letter growth": "DeadLettersGrowing",
     "any unknown code": "InsurerUnknownCode",
     "retry rate rising": "InsurerRetryRateRising",
+    "work pump silent": "WorkPumpSilent",
+    "login lock-outs": "LoginLockoutsHigh",
+    "one account guessed": "LoginGuessingAccount",
 }
 # Label values an expression may select on, per label.
 KNOWN_VALUES = {
     "kind": {k.value for k in ErrorKind} | {"success"},
     "class": {c.value for c in ErrorClass} | {"success"},
     "work": {"issuance", "sync"},
+    "scope": {"pair", "address", "username"},
 }
 
 

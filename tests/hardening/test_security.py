@@ -53,6 +53,7 @@ def production_env(tmp_path: Path, **overrides: str | None) -> dict[str, str]:
         "DJANGO_ALLOWED_HOSTS": "insurehub.example",
         "INSURER_ALLOWED_HOSTS": ".anka.example,ws.bogazici.example",
         "INSUREHUB_VAR_DIR": str(tmp_path),
+        "SITE_URL": "https://insurehub.example",
     }
     # The test process's own switches (the browser fixture allows async-unsafe ORM calls) stay out.
     for name in (

@@ -25,6 +25,7 @@ def server_env(tmp_path: Path, **overrides: str | None) -> dict[str, str]:
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(64),
         "INSUREHUB_CREDENTIALS_KEY": Fernet.generate_key().decode(),
         "INSUREHUB_VAR_DIR": str(tmp_path),
+        "SITE_URL": "https://desk.example.com",
     }
     for name in ("DJANGO_SETTINGS_MODULE", "INSUREHUB_USE_TEST_DB", "DJANGO_DEBUG", "DATABASE_URL", "REDIS_URL"):
         env.pop(name, None)

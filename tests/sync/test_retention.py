@@ -81,3 +81,37 @@ def test_prune_history_dry_run_prints_and_keeps(aged_items, settings):
     assert "sync_items: deleted 1 " in out.getvalue() and "attempts: deleted 1 " in out.getvalue()
     assert SyncItem.objects.count() == 5 and Attempt.objects.count() == 0
     assert AttemptMinute.objects.get(minute=ALL_TIME_MINUTE).count == 1
+
+
+def test_expired_sessions_are_cleared_on_the_schedule(db):
+    """The nightly `sessions_clear` task deletes expired sessions (a session may hold a search term) only."""
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.contrib.sessions.models import Session
+
+    live, expired = SessionStore(), SessionStore()
+    live["arama"] = "x"
+    live.create()
+    expired.create()
+    Session.objects.filter(session_key=expired.session_key).update(expire_date=timezone.now() - timedelta(days=1))
+
+    assert tasks.sessions_clear() == 1
+    assert list(Session.objects.values_list("session_key", flat=True)) == [live.session_key]
+
+
+def test_login_history_past_its_retention_is_pruned(db, settings):
+    """Lock-outs and stale failed-login counters name a username and an address: kept 90 days."""
+    from agencies.models import LoginFailure, LoginLockout
+
+    settings.LOGIN_HISTORY_RETENTION_DAYS = 90
+    now = timezone.now()
+    old, young = now - timedelta(days=100), now - timedelta(days=10)
+    for at in (old, young):
+        LoginLockout.objects.create(scope="pair", username="u", ip_address="192.0.2.1", locked_at=at, locked_until=at)
+    LoginFailure.objects.create(username="u", ip_address="192.0.2.1", failures=3, window_started_at=old)
+    LoginFailure.objects.create(username="v", ip_address="192.0.2.1", failures=3, window_started_at=young)
+
+    counts = tasks.history_prune()
+
+    assert counts["login_lockouts"] == 1 and counts["login_counters"] == 1
+    assert list(LoginLockout.objects.values_list("locked_at", flat=True)) == [young]
+    assert list(LoginFailure.objects.values_list("username", flat=True)) == ["v"]

@@ -340,7 +340,7 @@ def test_schedules_are_created_once(db):
 
     nightly = Schedule.objects.get(func="sync.tasks.sync_nightly")
     pump = Schedule.objects.get(func="sync.tasks.work_pump")
-    assert Schedule.objects.count() == 4
+    assert Schedule.objects.count() == 5
     assert (nightly.schedule_type, nightly.cron) == (Schedule.CRON, "0 2 * * *")
     assert nightly.next_run == nightly_next_run > timezone.now()
     local = nightly.next_run.astimezone(ZoneInfo("Europe/Istanbul"))
@@ -350,6 +350,8 @@ def test_schedules_are_created_once(db):
     prune = Schedule.objects.get(func="sync.tasks.history_prune")
     assert (rollup.schedule_type, rollup.minutes) == (Schedule.MINUTES, 1)
     assert (prune.schedule_type, prune.cron) == (Schedule.CRON, "30 3 * * *")
+    sessions = Schedule.objects.get(func="sync.tasks.sessions_clear")
+    assert (sessions.schedule_type, sessions.cron) == (Schedule.CRON, "15 3 * * *")
 
 
 def test_work_pump_runs_for_the_time_given(db, make_policies, quick_status_policy):

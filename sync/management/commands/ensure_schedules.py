@@ -1,4 +1,4 @@
-"""Create (or correct) the django-q2 schedules: nightly sync, work pump, attempt roll-up, history prune."""
+"""Create (or correct) the django-q2 schedules: nightly sync, work pump, attempt roll-up, history prune, sessions."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sync.schedules import ensure_schedules
 class Command(BaseCommand):
     help = (
         "Create or correct the django-q2 schedules (nightly policy sync, work pump, attempt roll-up, "
-        "history prune); safe to run again."
+        "history prune, expired sessions); safe to run again."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
