@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
@@ -127,6 +127,80 @@ def parse_policy_date(value: Any) -> date | None:
         return datetime.fromisoformat(raw.replace("Z", "+00:00")).date()
     except ValueError:
         return None
+
+
+# --- quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options") ---
+# Optional: sent only when the platform's data carries them, so an insurer applies its own
+# default (tomorrow, peşin, no option) otherwise; never sent as null, except where null is itself
+# a choice (`liability_limit`: unlimited İMM).
+QUOTE_TERM_FIELDS = ("starts_on",)
+ISSUE_TERM_FIELDS = ("starts_on", "installments")
+NULL_IS_A_CHOICE = frozenset({"liability_limit"})
+
+
+def chosen_terms(data: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The optional terms among `names` that `data` carries, as the platform holds them. A missing
+    or empty one is left out; None only where None is a choice (`NULL_IS_A_CHOICE`)."""
+    terms = {}
+    for name in names:
+        if name not in data or data[name] == "":
+            continue
+        if data[name] is None and name not in NULL_IS_A_CHOICE:
+            continue
+        terms[name] = data[name]
+    return terms
+
+
+def _as_given(value: Any) -> Any:
+    """A value no wire form fits, sent as it is (text if JSON cannot carry it) for the insurer to refuse."""
+    return value if value is None or isinstance(value, str | int | float | bool) else str(value)
+
+
+def wire_date(value: Any, fmt: str = "%Y-%m-%d") -> Any:
+    """A calendar date the platform holds (a `date`, or an ISO string) in the insurer's form."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value.strftime(fmt)
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip()).strftime(fmt)
+        except ValueError:
+            return value
+    return _as_given(value)
+
+
+def wire_amount(value: Any) -> Any:
+    """A TRY amount as a decimal string with two places ("5000.00"), as the contract writes money."""
+    if isinstance(value, bool):
+        return _as_given(value)
+    if isinstance(value, int | float | Decimal | str):
+        try:
+            amount = Decimal(str(value).strip())
+        except InvalidOperation:
+            return _as_given(value)
+        if amount.is_finite():
+            return str(amount.quantize(Decimal("0.01")))
+    return _as_given(value)
+
+
+def wire_count(value: Any) -> Any:
+    """A count (days, installments) as an integer; a digit string becomes one."""
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value.strip())
+    return _as_given(value)
+
+
+def wire_terms(data: Mapping[str, Any], names: Iterable[str], *, date_format: str = "%Y-%m-%d") -> dict[str, Any]:
+    """The chosen terms among `names`, each in its wire form (dates in `date_format`, amounts as
+    decimal strings, counts as integers), still under the platform's names: an adapter renames
+    them and translates words (a repair shop's) into its insurer's."""
+    forms: dict[str, Any] = {
+        "starts_on": lambda value: wire_date(value, date_format),
+        "installments": wire_count,
+        "replacement_car_days": wire_count,
+        "deductible": wire_amount,
+        "liability_limit": wire_amount,
+    }
+    return {name: forms.get(name, _as_given)(value) for name, value in chosen_terms(data, names).items()}
 
 
 class InsurerAdapter(ABC):
