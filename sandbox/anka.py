@@ -98,8 +98,32 @@ def coverage_list(quote: Quote) -> list[dict[str, Any]]:
     """The quote's covers as Anka lists them: code, Turkish name, limit (null: unlimited)."""
     return [
         {"code": code, "name": COVERAGE_NAMES.get(code, code), "limit": None if limit is None else money(limit)}
-        for code, limit in domain.coverages(quote.operation, quote.premium, quote.sum_insured)
-    ]
+        for code, limit in quote.covers()
+    ] + option_coverage_list(quote)
+
+
+# The kasko options Anka sells: every deductible and replacement car of the contract's table, its
+# own İMM limits (unlimited among them), both kinds of repair shop.
+KASKO_MENU = domain.KaskoMenu(liability_limits=(1_000_000, 2_500_000, 5_000_000, None))
+OPTION_COVERAGE_NAMES = {
+    "liability": "İhtiyari mali mesuliyet",
+    "replacement_car": "İkame araç",
+    "deductible": "Muafiyet",
+}
+
+
+def option_coverage_list(quote: Quote) -> list[dict[str, Any]]:
+    """The kasko options the quote priced, as covers: İMM with its limit (null: unlimited), the
+    replacement car with its ``days``, the deductible with its amount as the limit."""
+    entries = []
+    for code, amount, days in domain.option_covers(quote.terms.options):
+        entry: dict[str, Any] = {"code": code, "name": OPTION_COVERAGE_NAMES[code], "limit": None}
+        if amount is not None:
+            entry["limit"] = money(amount)
+        if days is not None:
+            entry["name"], entry["days"] = f"{entry['name']} ({days} gün)", days
+        entries.append(entry)
+    return entries
 
 
 def installment_list(quote: Quote) -> list[dict[str, Any]]:
@@ -168,6 +192,7 @@ class Anka(Insurer):
     operations = BUSINESS_OPERATIONS
     throttle_codes = frozenset({"RATE_LIMITED"})
     cancel_committing_codes = frozenset({"ALREADY_CANCELLED"})
+    kasko_menu = KASKO_MENU
     # An older Anka release lists coverages as bare codes; a rough one sends entries no reader
     # can use. Both serve the call and rewrite only the quote's `coverages`.
     extra_fault_kinds = frozenset({"legacy_coverages", "broken_coverages"})
@@ -243,7 +268,7 @@ class Anka(Insurer):
             return Response(original.status, original.body, original.content_type, [("Idempotent-Replayed", "true")])
         policy = self.ledger.issue(call.fields, agency=self.agency(call))
         call.issued_policy_no = policy.policy_no
-        response = Response.json(201, policy_body(policy))
+        response = Response.json(201, {**policy_body(policy), "installments": policy.installments})
         # Only a success binds the key: a retry after a refusal or an error is served afresh.
         self.ledger.dedup[record_key] = (fingerprint, response)
         return response

@@ -69,6 +69,30 @@ ELEMENTS: dict[str, str] = {
 }
 WIRE_NAMES = {platform: element for element, platform in ELEMENTS.items()}
 INTEGER_ELEMENTS = frozenset({"ModelYili", "InsaYili", "KatSayisi", "BrutM2"})
+# Quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options"), read
+# per Islem: <BaslangicTarihi> names other dates in other Islems.
+START_ELEMENTS = {"BaslangicTarihi": "starts_on"}
+KASKO_OPTION_ELEMENTS = {
+    "Muafiyet": "deductible",
+    "IkameGun": "replacement_car_days",
+    "ImmLimit": "liability_limit",  # 0: unlimited
+    "ServisTuru": "repair_shop",
+}
+TERM_ELEMENTS: dict[str, dict[str, str]] = {
+    "TrafikTeklif": START_ELEMENTS,
+    "KaskoTeklif": {**START_ELEMENTS, **KASKO_OPTION_ELEMENTS},
+    "DaskTeklif": START_ELEMENTS,
+    "Policelestir": {**START_ELEMENTS, "TaksitSayisi": "installments"},
+}
+TERM_INTEGER_ELEMENTS = frozenset({"IkameGun", "TaksitSayisi"})
+REPAIR_SHOP_WORDS = {"YETKILI": "authorized", "ANLASMALI": "contracted"}
+# What Boğaziçi sells: no 10 000 TRY deductible; its own İMM limits, unlimited among them.
+KASKO_MENU = domain.KaskoMenu(deductibles=(0, 2500, 5000), liability_limits=(500_000, 1_000_000, 2_000_000, None))
+OPTION_COVERAGES: dict[str, tuple[str, str]] = {
+    "liability": ("IMM", "İhtiyari Mali Mesuliyet"),
+    "replacement_car": ("IKAME_ARAC", "İkame Araç"),
+    "deductible": ("MUAFIYET", "Muafiyet"),
+}
 MESSAGES: dict[str, str] = {
     "BS-100": "Girdi doğrulama hatası",
     "BS-110": "Geçersiz kimlik numarası",
@@ -184,14 +208,17 @@ def _policy_elements(policy: Any) -> list[tuple[str, Any]]:
     return elements
 
 
-def _coverages_xml(covers: list[tuple[str, Any]], variant: str | None) -> str:
+def _coverages_xml(covers: list[tuple[str, Any]], variant: str | None, options: Any = None) -> str:
+    option_covers = domain.option_covers(options or {})
     if variant == "coverages_bare":
-        return "<Teminatlar>" + "".join(element("Teminat", COVERAGES[code][0]) for code, _ in covers) + "</Teminatlar>"
+        codes = [COVERAGES[code][0] for code, _ in covers] + [OPTION_COVERAGES[code][0] for code, _, _ in option_covers]
+        return "<Teminatlar>" + "".join(element("Teminat", code) for code in codes) + "</Teminatlar>"
     items = []
     for code, limit in covers:
         wire_code, name = COVERAGES[code]
         limit_xml = "<Limit/>" if limit is None else element("Limit", money(limit))
         items.append(f"<Teminat>{element('Kod', wire_code)}{element('Ad', name)}{limit_xml}</Teminat>")
+    items += [_option_coverage_xml(*cover) for cover in option_covers]
     if variant == "coverage_malformed":
         items.append(MALFORMED_COVERAGES)
     return "<Teminatlar>" + "".join(items) + "</Teminatlar>"
@@ -250,6 +277,40 @@ def _listed_xml(policy: Any) -> str:
     return "<Police>" + "".join(parts) + "</Police>"
 
 
+def _option_coverage_xml(code: str, amount: Any, days: int | None) -> str:
+    """A priced kasko option as a <Teminat>: İMM with its <Limit> (empty: unlimited), the
+    replacement car with its days in <Gun>, the deductible with its amount as the <Limit>."""
+    wire_code, name = OPTION_COVERAGES[code]
+    limit_xml = "<Limit/>" if amount is None else element("Limit", money(amount))
+    if days is None:
+        return f"<Teminat>{element('Kod', wire_code)}{element('Ad', name)}{limit_xml}</Teminat>"
+    name = f"{name} ({days} gün)"
+    return f"<Teminat>{element('Kod', wire_code)}{element('Ad', name)}{limit_xml}{element('Gun', days)}</Teminat>"
+
+
+def _term_fields(islem: str, operation_element: Element) -> dict[str, Any]:
+    """The Islem's quote or issuance terms under the platform's names and values. An empty element
+    is "not given"; <ImmLimit>0</ImmLimit> is unlimited; what is no value of its kind stays as sent,
+    for the ledger to refuse."""
+    names = TERM_ELEMENTS.get(islem, {})
+    fields: dict[str, Any] = {}
+    for child in operation_element:
+        name = child.tag.removeprefix(f"{{{B_NS}}}")
+        value = (child.text or "").strip()
+        if name not in names or name == child.tag or not value:
+            continue
+        if name in TERM_INTEGER_ELEMENTS:
+            fields[names[name]] = int(value) if _INTEGER_RE.fullmatch(value) else value
+        elif name == "ImmLimit":
+            amount = domain.read_amount(value)
+            fields[names[name]] = None if amount == 0 else value
+        elif name == "ServisTuru":
+            fields[names[name]] = REPAIR_SHOP_WORDS.get(value) or domain.Unreadable(value)
+        else:
+            fields[names[name]] = value
+    return fields
+
+
 def _installments_xml(plans: list[tuple[int, Any]]) -> str:
     items = "".join(
         f"<Taksit>{element('Sayi', count)}{element('Toplam', money(total))}</Taksit>" for count, total in plans
@@ -273,6 +334,7 @@ class Bogazici(Insurer):
     extra_fault_kinds = frozenset({"soap_fault", "xml_bomb", *ANSWER_VARIANTS})
     throttle_codes = frozenset({"BS-901"})
     cancel_committing_codes = frozenset({"BS-330"})
+    kasko_menu = KASKO_MENU
     # Besides the BS-901 quota, the code that carries <TekrarDenemeSn>: "print not ready yet".
     wait_codes = frozenset({"BS-405"})
     garbage_body = success(
@@ -307,13 +369,14 @@ class Bogazici(Insurer):
                 fields[ELEMENTS[name]] = (
                     int(value) if name in INTEGER_ELEMENTS and _INTEGER_RE.fullmatch(value) else value
                 )
+        fields.update(_term_fields(islem, operation_element))
         kimlik = root.find(f"{{{SOAP_NS}}}Header/{{{B_NS}}}Kimlik")
         credentials = {"username": _text(kimlik, "Kullanici"), "password": _text(kimlik, "Sifre")}
         return Call(
             ISLEM[islem],
             request,
             fields=fields,
-            wire_names=WIRE_NAMES,
+            wire_names={**WIRE_NAMES, **{platform: name for name, platform in TERM_ELEMENTS.get(islem, {}).items()}},
             context={"islem": islem, "credentials": credentials},
         )
 
@@ -341,8 +404,8 @@ class Bogazici(Insurer):
             ("ParaBirimi", "TRY"),
             ("GecerlilikTarihi", iso_utc(quote.valid_until)),
         ]
-        covers = domain.coverages(call.operation, quote.premium, quote.sum_insured)
-        extras = _coverages_xml(covers, call.context.get("variant")) + _installments_xml(
+        covers = quote.covers()
+        extras = _coverages_xml(covers, call.context.get("variant"), quote.terms.options) + _installments_xml(
             domain.installments(quote.premium)
         )
         return elements, extras, quote
@@ -368,7 +431,7 @@ class Bogazici(Insurer):
         """Every successful Policelestir is a new policy: Boğaziçi has no deduplication."""
         policy = self.ledger.issue(call.fields, agency=self.agency(call))
         call.issued_policy_no = policy.policy_no
-        return success(call.context["islem"], _policy_elements(policy))
+        return success(call.context["islem"], [*_policy_elements(policy), ("TaksitSayisi", policy.installments)])
 
     def op_policy_status(self, call: Call) -> Response:
         policy = self.ledger.policy(

@@ -15,7 +15,7 @@ import json
 import math
 import secrets
 import time
-from datetime import date
+from datetime import date, datetime
 from email.utils import formatdate
 from typing import Any
 
@@ -61,6 +61,34 @@ FIELDS: dict[str, str] = {
     "request_ref": "request_ref",
 }
 WIRE_NAMES = {platform: wire for wire, platform in FIELDS.items()}
+# Quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options"), read
+# per islem (``baslangic`` names other dates in other islems). Dates are day.month.year.
+START_FIELDS = {"baslangic": "starts_on"}
+KASKO_OPTION_FIELDS = {
+    "muafiyet": "deductible",
+    "ikame_gun": "replacement_car_days",
+    "imm_limit": "liability_limit",  # null: unlimited
+    "servis_turu": "repair_shop",
+}
+TERM_FIELDS: dict[str, dict[str, str]] = {
+    "trafik_quote": START_FIELDS,
+    "kasko_quote": {**START_FIELDS, **KASKO_OPTION_FIELDS},
+    "dask_quote": START_FIELDS,
+    "issue_policy": {**START_FIELDS, "taksit_sayisi": "installments"},
+}
+REPAIR_SHOP_WORDS = {"yetkili": "authorized", "anlasmali": "contracted"}
+# VAL_<wire name> as for every field, but the contract's VAL_TAKSIT for the installment count.
+TERM_VALIDATION_CODES = {
+    **{platform: f"VAL_{wire.upper()}" for names in TERM_FIELDS.values() for wire, platform in names.items()},
+    "installments": "VAL_TAKSIT",
+}
+# What Çınar sells: no 15-day replacement car; its own İMM limits, unlimited among them.
+KASKO_MENU = domain.KaskoMenu(replacement_car_days=(0, 7), liability_limits=(1_000_000, 3_000_000, None))
+OPTION_COVERAGES: dict[str, tuple[str, str]] = {
+    "liability": ("IMM", "İhtiyari mali mesuliyet"),
+    "replacement_car": ("IKAME_ARAC", "İkame araç"),
+    "deductible": ("MUAFIYET", "Muafiyet"),
+}
 MESSAGES: dict[str, str] = {
     "AUTH_INVALID_CLIENT": "Geçersiz istemci bilgileri",
     "AUTH_TOKEN_EXPIRED": "Erişim anahtarının süresi dolmuş",
@@ -117,6 +145,41 @@ MALFORMED_INSTALLMENTS = [
 ]
 
 
+def term_fields(operation: str, payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The operation's quote or issuance terms under the platform's names and values, and their
+    wire names. ``01.12.2026`` becomes a date; what is no value of its kind stays as sent, for the
+    ledger to refuse."""
+    names = TERM_FIELDS.get(operation, {})
+    fields: dict[str, Any] = {}
+    for wire, platform in names.items():
+        if wire not in payload:
+            continue
+        value = payload[wire]
+        if wire == "baslangic" and value not in (None, ""):
+            try:
+                value = datetime.strptime(value.strip(), "%d.%m.%Y").date()
+            except (AttributeError, ValueError):
+                value = domain.Unreadable(value)  # an ISO date too: Çınar writes 01.12.2026
+        elif wire == "servis_turu" and value not in (None, ""):
+            value = REPAIR_SHOP_WORDS.get(value) if isinstance(value, str) else None
+            value = value or domain.Unreadable(payload[wire])
+        fields[platform] = value
+    return fields, {platform: wire for wire, platform in names.items()}
+
+
+def option_coverages(quote: LedgerQuote) -> list[dict[str, Any]]:
+    """The kasko options the quote priced, as ``teminatlar`` entries: İMM with its limit (null:
+    unlimited), the replacement car with its days in ``gun``, the deductible's amount as the limit."""
+    entries = []
+    for code, amount, days in domain.option_covers(quote.terms.options):
+        kod, ad = OPTION_COVERAGES[code]
+        entry: dict[str, Any] = {"kod": kod, "ad": ad, "limit": None if amount is None else money(amount)}
+        if days is not None:
+            entry["ad"], entry["gun"] = f"{ad} ({days} gün)", days
+        entries.append(entry)
+    return entries
+
+
 def turkish_date(value: date) -> str:
     """Çınar writes calendar dates day.month.year (``01.12.2026``)."""
     return f"{value:%d.%m.%Y}"
@@ -137,9 +200,10 @@ def quote_extras(operation: str, quote: LedgerQuote) -> dict[str, Any]:
     them here are ``taksit_sayisi`` (how many parts) and ``toplam`` (the whole premium paid so).
     """
     covers = []
-    for code, limit in domain.coverages(operation, quote.premium, quote.sum_insured):
+    for code, limit in quote.covers():
         kod, ad = COVERAGES.get(code, (code.upper(), code))
         covers.append({"kod": kod, "ad": ad, "limit": None if limit is None else money(limit)})
+    covers += option_coverages(quote)
     plans = [{"taksit_sayisi": count, "toplam": money(total)} for count, total in domain.installments(quote.premium)]
     return {"teminatlar": covers, "taksitler": plans}
 
@@ -210,6 +274,8 @@ def fail(code: str, message: str | None = None, data: dict[str, Any] | None = No
 
 
 def validation_code(platform_field: str) -> str:
+    if platform_field in TERM_VALIDATION_CODES:
+        return TERM_VALIDATION_CODES[platform_field]
     if platform_field == "owner_id":
         return "VAL_KIMLIK"
     return f"VAL_{WIRE_NAMES.get(platform_field, platform_field).upper()}"
@@ -229,6 +295,7 @@ class Cinar(Insurer):
     operations = (*BUSINESS_OPERATIONS, "token")
     committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST"})
     cancel_committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST", "BIZ_ALREADY_CANCELLED"})
+    kasko_menu = KASKO_MENU
     extra_fault_kinds = ANSWER_VARIANTS
     garbage_body = b'{"success": true, "data": {"teklif_no": "CN-T-000001", "prim": "4312.50", "para_birimi": "TRY"}}'
 
@@ -238,8 +305,15 @@ class Cinar(Insurer):
             return Call("unknown", request)
         payload, problem = parse_json_object(request.body)
         fields = {FIELDS[key]: value for key, value in payload.items() if key in FIELDS}
+        terms, term_names = term_fields(ISLEM[islem], payload)
+        fields.update(terms)
         return Call(
-            ISLEM[islem], request, fields=fields, wire_names=WIRE_NAMES, problem=problem, context={"payload": payload}
+            ISLEM[islem],
+            request,
+            fields=fields,
+            wire_names={**WIRE_NAMES, **term_names},
+            problem=problem,
+            context={"payload": payload},
         )
 
     def authenticate(self, call: Call) -> Account | Response:
@@ -316,7 +390,8 @@ class Cinar(Insurer):
         call.issued_policy_no = policy.policy_no
         # Only a success binds the reference: a refused request may be sent again with it.
         self.ledger.dedup[record_key] = policy.policy_no
-        return ok({"police_no": policy.policy_no, "durum": STATUS_WORDS[policy.status], **period(policy)})
+        data = {"police_no": policy.policy_no, "durum": STATUS_WORDS[policy.status], **period(policy)}
+        return ok({**data, "taksit_sayisi": policy.installments})
 
     def _duplicate_data(self, policy_no: str | None) -> dict[str, Any]:
         """BIZ_DUPLICATE_REQUEST's data: the policy the reference created, with its period."""

@@ -117,6 +117,20 @@ BROKEN_INSTALLMENT_ENTRIES: list[Any] = [
     {"total": {"amount": "100.00", "currency": "TRY"}},
     "12",
 ]
+# Kasko options under ``risk.options`` (CONTRACTS.md, "Kasko options"): money as amount objects,
+# the repair shop in Deniz's words. What Deniz sells: always a deductible (none at 0), no unlimited
+# İMM, and only its contracted repair shops.
+KASKO_MENU = domain.KaskoMenu(
+    deductibles=(2500, 5000, 10000),
+    liability_limits=(1_000_000, 5_000_000, 10_000_000),
+    repair_shops=("contracted",),
+)
+REPAIR_SHOP_WORDS = {"AUTHORIZED": "authorized", "CONTRACTED": "contracted"}
+OPTION_COVERAGE_LABELS = {
+    "liability": "İhtiyari mali sorumluluk",
+    "replacement_car": "İkame araç",
+    "deductible": "Muafiyet",
+}
 PDF = "application/pdf"
 # How long a document link stays valid (CONTRACTS.md: 60 s).
 DOCUMENT_LINK_SECONDS = 60.0
@@ -141,8 +155,53 @@ def coverage_list(quote: Quote) -> list[dict[str, Any]]:
     """The quote's covers: code, Deniz's label, ``sum_insured`` (null: unlimited / not applicable)."""
     return [
         {"code": code, "label": COVERAGE_LABELS.get(code, code), "sum_insured": amount(limit)}
-        for code, limit in domain.coverages(quote.operation, quote.premium, quote.sum_insured)
-    ]
+        for code, limit in quote.covers()
+    ] + option_coverage_list(quote)
+
+
+def option_coverage_list(quote: Quote) -> list[dict[str, Any]]:
+    """The kasko options the quote priced, as covers: İMM with its limit (null: unlimited), the
+    replacement car with its ``days``, the deductible's amount as its ``sum_insured``."""
+    entries = []
+    for code, sum_insured, days in domain.option_covers(quote.terms.options):
+        label = OPTION_COVERAGE_LABELS[code]
+        entry: dict[str, Any] = {"code": code, "label": label, "sum_insured": amount(sum_insured)}
+        if days is not None:
+            entry["label"], entry["days"] = f"{entry['label']} ({days} gün)", days
+        entries.append(entry)
+    return entries
+
+
+def _money_term(value: Any) -> Any:
+    """``{"amount", "currency": "TRY"}`` as the amount; anything else is unreadable (a bare number too)."""
+    if isinstance(value, dict) and value.get("currency") == "TRY" and set(value) == {"amount", "currency"}:
+        return value["amount"]
+    return domain.Unreadable(value)
+
+
+def risk_terms(risk: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], InvalidField | None]:
+    """``risk.starts_on`` and ``risk.options`` under the platform's names and values, their wire
+    names, and the problem if ``risk.options`` is not an object."""
+    fields: dict[str, Any] = {}
+    names = {"starts_on": "risk.starts_on"} | {name: f"risk.options.{name}" for name in domain.KASKO_OPTION_FIELDS}
+    if "starts_on" in risk:
+        fields["starts_on"] = risk["starts_on"]
+    options = risk.get("options")
+    if options is None:
+        return fields, names, None
+    if not isinstance(options, dict):
+        return fields, {**names, "options": "risk.options"}, InvalidField("options", "invalid")
+    for name in domain.KASKO_OPTION_FIELDS:
+        if not domain.is_given(options, name):
+            continue
+        value = options[name]
+        if name == "deductible" or (name == "liability_limit" and value is not None):
+            value = _money_term(value)
+        elif name == "repair_shop":
+            value = REPAIR_SHOP_WORDS.get(value) if isinstance(value, str) else None
+            value = value or domain.Unreadable(options[name])
+        fields[name] = value
+    return fields, names, None
 
 
 def installment_list(quote: Quote) -> list[dict[str, Any]]:
@@ -241,6 +300,7 @@ class Deniz(Insurer):
     # to test a client that must follow only its insurer's own base URL.
     extra_fault_kinds = frozenset({"reject", "broken_coverages", "absolute_location"})
     throttle_codes = frozenset({"TOO_MANY_REQUESTS"})
+    kasko_menu = KASKO_MENU
     committing_codes = frozenset({"DUPLICATE_REFERENCE"})
     cancel_committing_codes = frozenset({"DUPLICATE_REFERENCE", "ALREADY_CANCELLED"})
     garbage_body = (
@@ -275,6 +335,8 @@ class Deniz(Insurer):
                     "quote_no": payload.get("quote_id"),
                     **{k: payload.get(k) for k in ("payment_token", "client_reference")},
                 }
+                # Policy start and installments, top level beside the quote (Deniz's request has no risk).
+                call.fields.update({k: payload[k] for k in ("starts_on", "installments") if k in payload})
                 call.wire_names = ISSUE_WIRE_NAMES
             elif operation == "issue_lookup":
                 call.fields = {"client_reference": (request.query.get("client_reference") or [None])[0]}
@@ -298,7 +360,10 @@ class Deniz(Insurer):
         fields = {name: risk.get(name) for name in names if name != "owner_id"}
         fields["owner_id"] = insured.get("owner_id")
         wire_names = {name: f"risk.{name}" for name in names} | {"owner_id": "insured.owner_id"}
-        return Call(operation, request, fields=fields, wire_names=wire_names)
+        terms, term_names, problem = risk_terms(risk)
+        fields.update(terms)
+        wire_names |= term_names
+        return Call(operation, request, fields=fields, wire_names=wire_names, problem=problem)
 
     def _download_call(self, request: Request, token: str) -> Call:
         """A document link: the policy it stands for (so fault rules can match ``policy_no``)."""
@@ -365,11 +430,14 @@ class Deniz(Insurer):
         if record_key in self.ledger.dedup:
             return error("DUPLICATE_REFERENCE", request_id=self.ledger.dedup[record_key])
         quote = self.ledger.issuable_quote(call.fields["quote_no"], agency=agency)
+        starts_on, installments = self.ledger.issuance_terms(quote, call.fields)
         now = time.time()
         reason = call.reject_reason
         if reason is None and call.fields["payment_token"] == DECLINED_PAYMENT_TOKEN:
             reason = "PAYMENT_DECLINED"
-        policy_no = None if reason else self.ledger.create_policy(quote).policy_no
+        policy_no = None
+        if not reason:
+            policy_no = self.ledger.create_policy(quote, starts_on=starts_on, installments=installments).policy_no
         request = PolicyRequest(
             request_id=self.ledger.next_number("R"),
             agency=agency,
@@ -409,9 +477,12 @@ class Deniz(Insurer):
         view: dict[str, Any] = {"request_id": request.request_id, "status": status}
         if status == "ISSUED":
             view["policy_no"] = request.policy_no
-            policy_period = period(self.ledger.policies.get(request.policy_no or ""))
+            policy = self.ledger.policies.get(request.policy_no or "")
+            policy_period = period(policy)
             if policy_period is not None:
                 view["period"] = policy_period
+            if policy is not None:
+                view["installments"] = policy.installments
         elif status == "REJECTED":
             view["reason"] = request.reason
         return view

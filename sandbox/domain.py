@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -406,9 +407,11 @@ def one_year_after(start: date) -> date:
         return start.replace(year=start.year + 1, day=28)
 
 
-def policy_period(issued_epoch: float) -> tuple[date, date]:
-    """A new policy runs for a year from the next day in Türkiye's calendar."""
-    starts_on = today_in_turkiye(issued_epoch) + timedelta(days=1)
+def policy_period(issued_epoch: float, starts_on: date | None = None) -> tuple[date, date]:
+    """A new policy runs for a year from the start it was asked for, else from the next day in
+    Türkiye's calendar."""
+    if starts_on is None:
+        starts_on = today_in_turkiye(issued_epoch) + timedelta(days=1)
     return starts_on, one_year_after(starts_on)
 
 
@@ -445,6 +448,200 @@ INSTALLMENT_LOADINGS = ((1, Decimal("1.00")), (3, Decimal("1.03")), (6, Decimal(
 def installments(premium: Decimal) -> list[tuple[int, Decimal]]:
     """Payment plans: how many parts, and the whole premium paid that way (parts cost more)."""
     return [(count, (premium * loading).quantize(_CENTS, ROUND_HALF_UP)) for count, loading in INSTALLMENT_LOADINGS]
+
+
+# --- quote terms: policy start, kasko options, installments chosen at issuance -------------------
+# (CONTRACTS.md, "Policy start", "Kasko options", "Installments"). Insurer modules translate their
+# wire into these platform names and values; the ledger checks them here, in one place.
+
+STARTS_ON_MAX_DAYS_AHEAD = 30
+KASKO_OPTION_FIELDS = ("deductible", "replacement_car_days", "liability_limit", "repair_shop")
+KASKO_DEDUCTIBLES = (0, 2500, 5000, 10000)
+KASKO_REPLACEMENT_CAR_DAYS = (0, 7, 15)
+KASKO_REPAIR_SHOPS = ("authorized", "contracted")
+# A null here is a choice (unlimited İMM), not an absence; for every other term null means "not given".
+NULL_IS_A_CHOICE = frozenset({"liability_limit"})
+
+
+@dataclass(frozen=True)
+class KaskoMenu:
+    """The kasko options one insurer sells: a subset of the contract's values. The contract names
+    no İMM limits, so each insurer lists its own; ``None`` among them is "unlimited"."""
+
+    deductibles: tuple[int, ...] = KASKO_DEDUCTIBLES
+    replacement_car_days: tuple[int, ...] = KASKO_REPLACEMENT_CAR_DAYS
+    liability_limits: tuple[int | None, ...] = (1_000_000, 2_500_000, 5_000_000, None)
+    repair_shops: tuple[str, ...] = KASKO_REPAIR_SHOPS
+
+
+FULL_MENU = KaskoMenu()
+
+
+@dataclass(frozen=True)
+class QuoteTerms:
+    """What a quote remembers besides its price: the start it was asked for (None: tomorrow, at
+    issuance), the kasko options it priced (platform names; ``liability_limit`` None = unlimited)
+    and the tariff before those options (the covers' vehicle value is the tariff's)."""
+
+    starts_on: date | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    tariff: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A wire value an insurer module could not read as its kind (a date in another format):
+    every rule refuses it as invalid."""
+
+    raw: Any
+
+
+_AMOUNT_RE = re.compile(r"[0-9]{1,12}(\.[0-9]{1,2})?")
+_ISO_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def read_amount(value: Any) -> Decimal | None:
+    """A TRY amount as sent: a JSON integer or a decimal string ("5000", "5000.00"); never a float."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Decimal(value) if value >= 0 else None
+    if isinstance(value, str) and _AMOUNT_RE.fullmatch(value.strip()):
+        return Decimal(value.strip())
+    return None
+
+
+def read_iso_date(value: Any) -> date | None:
+    """``2026-12-01`` (or a ``date`` already), else None."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and _ISO_DATE_RE.fullmatch(value.strip()):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def is_given(fields: Mapping[str, Any], name: str) -> bool:
+    """Did the call carry this optional term? An empty value is "not given"; so is null, except
+    where null is itself a choice (``NULL_IS_A_CHOICE``)."""
+    if name not in fields or fields[name] == "":
+        return False
+    return fields[name] is not None or name in NULL_IS_A_CHOICE
+
+
+def _int_value(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _listing(values: Iterable[Any]) -> str:
+    return ", ".join("unlimited" if value is None else str(value) for value in values)
+
+
+def read_starts_on(value: Any, *, today: date) -> date:
+    """A policy start: a date from today up to ``STARTS_ON_MAX_DAYS_AHEAD`` days ahead."""
+    starts_on = read_iso_date(value)
+    if starts_on is None:
+        raise InvalidField("starts_on", "invalid", "not a calendar date")
+    last = today + timedelta(days=STARTS_ON_MAX_DAYS_AHEAD)
+    if not today <= starts_on <= last:
+        raise InvalidField("starts_on", "invalid", f"from {today.isoformat()} to {last.isoformat()}")
+    return starts_on
+
+
+def read_kasko_options(fields: Mapping[str, Any], menu: KaskoMenu) -> dict[str, Any]:
+    """The kasko options a quote carries, checked against what the insurer sells."""
+    options: dict[str, Any] = {}
+    if is_given(fields, "deductible"):
+        amount = read_amount(fields["deductible"])
+        if amount is None:
+            raise InvalidField("deductible", "invalid", "a TRY amount")
+        if amount not in menu.deductibles:
+            raise InvalidField("deductible", "invalid", f"not sold; sold: {_listing(menu.deductibles)}")
+        options["deductible"] = amount
+    if is_given(fields, "replacement_car_days"):
+        days = _int_value(fields["replacement_car_days"])
+        if days is None or days not in menu.replacement_car_days:
+            raise InvalidField(
+                "replacement_car_days", "invalid", f"not sold; sold: {_listing(menu.replacement_car_days)}"
+            )
+        options["replacement_car_days"] = days
+    if is_given(fields, "liability_limit"):
+        raw = fields["liability_limit"]
+        limit = None if raw is None else read_amount(raw)
+        if raw is not None and limit is None:
+            raise InvalidField("liability_limit", "invalid", "a TRY amount, or null for unlimited")
+        if limit not in menu.liability_limits:
+            raise InvalidField("liability_limit", "invalid", f"not sold; sold: {_listing(menu.liability_limits)}")
+        options["liability_limit"] = limit
+    if is_given(fields, "repair_shop"):
+        shop = fields["repair_shop"]
+        if not isinstance(shop, str) or shop not in menu.repair_shops:
+            raise InvalidField("repair_shop", "invalid", f"not sold; sold: {_listing(menu.repair_shops)}")
+        options["repair_shop"] = shop
+    return options
+
+
+def quote_terms(
+    operation: str, fields: Mapping[str, Any], *, menu: KaskoMenu, now_epoch: float
+) -> tuple[date | None, dict[str, Any]]:
+    """A quote's start (None when not given) and, for kasko, its options. Kasko options sent with
+    another product are ignored, as an insurer ignores fields it does not know."""
+    starts_on = None
+    if is_given(fields, "starts_on"):
+        starts_on = read_starts_on(fields["starts_on"], today=today_in_turkiye(now_epoch))
+    options = read_kasko_options(fields, menu) if operation == "kasko_quote" else {}
+    return starts_on, options
+
+
+def read_installments(fields: Mapping[str, Any], offered: Iterable[int]) -> int:
+    """The count an issuance chose among the quote's offered plans; not given: 1 (peşin)."""
+    if not is_given(fields, "installments"):
+        return 1
+    counts = tuple(offered)
+    count = _int_value(fields["installments"])
+    if count is None or count not in counts:
+        raise InvalidField("installments", "invalid", f"not offered; offered: {_listing(counts)}")
+    return count
+
+
+# What the options cost: a higher deductible is cheaper, an authorized shop dearer, a replacement
+# car a fee per day, İMM a rate on its limit (unlimited a fixed fee). Deterministic, like the tariff.
+DEDUCTIBLE_FACTORS = {0: Decimal("1.12"), 2500: Decimal("1.00"), 5000: Decimal("0.93"), 10000: Decimal("0.86")}
+REPAIR_SHOP_FACTORS = {"authorized": Decimal("1.15"), "contracted": Decimal("1.00")}
+REPLACEMENT_CAR_FEE_PER_DAY = Decimal("55")
+LIABILITY_RATE = Decimal("0.0005")
+UNLIMITED_LIABILITY_FEE = Decimal("4000")
+
+
+def price_with_options(tariff: Decimal, options: Mapping[str, Any]) -> Decimal:
+    """The kasko premium for the chosen options; no options: the tariff itself."""
+    premium = tariff
+    if "deductible" in options:
+        premium *= DEDUCTIBLE_FACTORS[int(options["deductible"])]
+    if "repair_shop" in options:
+        premium *= REPAIR_SHOP_FACTORS[options["repair_shop"]]
+    if "replacement_car_days" in options:
+        premium += REPLACEMENT_CAR_FEE_PER_DAY * options["replacement_car_days"]
+    if "liability_limit" in options:
+        limit = options["liability_limit"]
+        premium += UNLIMITED_LIABILITY_FEE if limit is None else limit * LIABILITY_RATE
+    return premium.quantize(_CENTS, ROUND_HALF_UP)
+
+
+def option_covers(options: Mapping[str, Any]) -> list[tuple[str, Decimal | None, int | None]]:
+    """The priced options as covers, (platform code, TRY amount, days): İMM with its limit (None:
+    unlimited), the replacement car with its days, the deductible with its amount (what the
+    insured bears per claim). The repair shop is no cover: it only moves the price."""
+    covers: list[tuple[str, Decimal | None, int | None]] = []
+    if "liability_limit" in options:
+        covers.append(("liability", options["liability_limit"], None))
+    if "replacement_car_days" in options:
+        covers.append(("replacement_car", None, options["replacement_car_days"]))
+    if "deductible" in options:
+        covers.append(("deductible", options["deductible"], None))
+    return covers
 
 
 def _pdf_text(value: str) -> str:

@@ -31,7 +31,7 @@ from email.message import Message
 from typing import Any, ClassVar
 
 from .core import COMMON_FAULT_KINDS, Account, FaultRule, SandboxState
-from .domain import InvalidField, Refusal
+from .domain import FULL_MENU, InvalidField, KaskoMenu, Refusal
 
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
@@ -157,6 +157,8 @@ class Insurer:
     realistic_latency_ms: ClassVar[Any] = [50, 400]
     # The insurer's name as printed on its policy PDFs (`Ledger.document`).
     document_name: ClassVar[str]
+    # The kasko options it sells (CONTRACTS.md, "Kasko options"); an unsold one is a validation refusal.
+    kasko_menu: ClassVar[KaskoMenu] = FULL_MENU
     content_type: ClassVar[str] = JSON
     operations: ClassVar[tuple[str, ...]]
     extra_fault_kinds: ClassVar[frozenset[str]] = frozenset()
@@ -172,6 +174,7 @@ class Insurer:
     def __init__(self, state: SandboxState) -> None:
         self.state = state
         self.ledger = state.ledger
+        self.ledger.kasko_menu = self.kasko_menu
         self.stopping = threading.Event()  # set by SandboxServer.stop(): ends hangs and latencies early
         self._key_claims: dict[tuple[str, str], KeyClaim] = {}  # guarded by state.lock
 

@@ -31,6 +31,14 @@ class Quote:
     premium: Decimal
     sum_insured: Decimal | None
     valid_until: float  # epoch seconds
+    terms: domain.QuoteTerms = field(default_factory=domain.QuoteTerms)
+
+    def covers(self) -> list[tuple[str, Decimal | None]]:
+        """The product's covers (vehicle values from the tariff, whatever the options cost)."""
+        return domain.coverages(self.operation, self.terms.tariff or self.premium, self.sum_insured)
+
+    def offered_installments(self) -> list[tuple[int, Decimal]]:
+        return domain.installments(self.premium)
 
     def is_expired(self, now: float) -> bool:
         return now >= self.valid_until
@@ -44,6 +52,7 @@ class Policy:
     quote_no: str | None = None
     starts_on: date | None = None
     ends_on: date | None = None
+    installments: int = 1  # the count chosen at issuance (1: peşin)
     document_ready_at: float = 0.0  # epoch seconds: "not ready yet" before this
     # What the production list and a cancellation read (CONTRACTS.md, the last two sections).
     product: str = "trafik"
@@ -118,6 +127,8 @@ class Ledger:
     run_tag: str = field(default_factory=lambda: secrets.token_hex(3).upper())
     # The sandbox config's `document_delay_seconds`, kept here by SandboxState.
     document_delay: float = 0.0
+    # The kasko options this insurer sells (its class's `kasko_menu`, set by `Insurer`).
+    kasko_menu: domain.KaskoMenu = domain.FULL_MENU
     _counters: dict[str, int] = field(default_factory=dict)
     # Cancellations by id, their dedup records (keyed like ``dedup``), and how many times each
     # policy was cancelled through the web service.
@@ -152,6 +163,7 @@ class Ledger:
     def create_quote(self, operation: str, fields: Mapping[str, Any], *, agency: str, ttl_seconds: float) -> Quote:
         """Validate, apply the underwriting rules, price and store a quote."""
         domain.validate(fields, domain.OPERATION_FIELDS[operation])
+        starts_on, options = domain.quote_terms(operation, fields, menu=self.kasko_menu, now_epoch=time.time())
         if operation == "kasko_quote" and not domain.vehicle_is_eligible_for_kasko(fields["model_year"]):
             raise Refusal(Refusal.NOT_ELIGIBLE, f"model year {fields['model_year']}")
         if operation == "dask_quote":
@@ -162,7 +174,8 @@ class Ledger:
                 raise InvalidField("building_id", "invalid", "not the building of this UAVT code")
             if fields["damage_status"] == "heavy":
                 raise Refusal(Refusal.RISK_DECLINED, "heavily damaged building")
-        premium, sum_insured = domain.price(self.insurer_code, operation, fields)
+        tariff, sum_insured = domain.price(self.insurer_code, operation, fields)
+        premium = domain.price_with_options(tariff, options)
         quote = Quote(
             quote_no=self.next_number(_PRODUCT_LETTER[operation]),
             operation=operation,
@@ -170,6 +183,7 @@ class Ledger:
             premium=premium,
             sum_insured=sum_insured,
             valid_until=time.time() + ttl_seconds,
+            terms=domain.QuoteTerms(starts_on=starts_on, options=options, tariff=tariff),
         )
         self.quotes[quote.quote_no] = quote
         return quote
@@ -192,13 +206,27 @@ class Ledger:
         """
         domain.validate(fields, domain.OPERATION_FIELDS["issue_policy"])
         quote = self.issuable_quote(fields["quote_no"], agency=agency)
+        starts_on, installments = self.issuance_terms(quote, fields)
         if fields["payment_token"] == domain.DECLINED_PAYMENT_TOKEN:
             raise Refusal(Refusal.PAYMENT_DECLINED, "card declined")
-        return self.create_policy(quote)
+        return self.create_policy(quote, starts_on=starts_on, installments=installments)
 
-    def create_policy(self, quote: Quote) -> Policy:
+    def issuance_terms(self, quote: Quote, fields: Mapping[str, Any]) -> tuple[date | None, int]:
+        """The start (the issuance's own, else the quote's; None: tomorrow) and the count of
+        installments (one the quote offered; not given: 1) an issuance asks for."""
+        today = domain.today_in_turkiye(time.time())
+        if domain.is_given(fields, "starts_on"):
+            starts_on = domain.read_starts_on(fields["starts_on"], today=today)
+        else:
+            starts_on = quote.terms.starts_on
+            if starts_on is not None and starts_on < today:
+                raise InvalidField("starts_on", "invalid", "the quote's start date has passed")
+        offered = [count for count, _ in quote.offered_installments()]
+        return starts_on, domain.read_installments(fields, offered)
+
+    def create_policy(self, quote: Quote, *, starts_on: date | None = None, installments: int = 1) -> Policy:
         now = time.time()
-        starts_on, ends_on = domain.policy_period(now)
+        starts_on, ends_on = domain.policy_period(now, starts_on)
         policy = Policy(
             self.next_number("P"),
             "ACTIVE",
@@ -206,6 +234,7 @@ class Ledger:
             quote_no=quote.quote_no,
             starts_on=starts_on,
             ends_on=ends_on,
+            installments=installments,
             document_ready_at=now + self.document_delay,
         )
         self.policies[policy.policy_no] = policy

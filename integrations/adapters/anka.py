@@ -15,6 +15,8 @@ from functools import partial
 from typing import Any, NoReturn
 
 from integrations.adapters.base import (
+    ISSUE_TERM_FIELDS,
+    QUOTE_TERM_FIELDS,
     InsurerAdapter,
     json_body,
     parse_answer_date,
@@ -27,6 +29,7 @@ from integrations.adapters.base import (
     status_refusal,
     text,
     wire_date,
+    wire_terms,
 )
 from integrations.adapters.registry import register
 from integrations.answers.coverages import coverage_entry, installment_entry, read_entries
@@ -43,7 +46,7 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorKind, Reason, Refusal
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
-from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
+from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, KASKO_OPTION_FIELDS, VEHICLE_FIELDS
 from integrations.pacing.waits import hint_from_retry_after
 
 logger = logging.getLogger(__name__)
@@ -115,7 +118,7 @@ def _coverage(item: Any) -> dict[str, Any]:
         return coverage_entry(item)
     if not isinstance(item, dict):
         raise TypeError(f"coverage entry is a {type(item).__name__}")
-    return coverage_entry(item.get("code"), item.get("name"), item.get("limit"))
+    return coverage_entry(item.get("code"), item.get("name"), item.get("limit"), days=item.get("days"))
 
 
 def _installment(item: Any) -> dict[str, Any]:
@@ -123,6 +126,15 @@ def _installment(item: Any) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise TypeError(f"installment entry is a {type(item).__name__}")
     return installment_entry(item.get("count"), item.get("total"))
+
+
+# Anka takes the terms under the platform's names and in its words (`authorized`, `contracted`).
+KASKO_TERM_FIELDS = (*QUOTE_TERM_FIELDS, *KASKO_OPTION_FIELDS)
+
+
+def _with_terms(data: Mapping[str, Any], fields: tuple[str, ...], terms: tuple[str, ...]) -> dict[str, Any]:
+    """The operation's fields (a missing one null, for Anka to refuse) and the terms `data` carries."""
+    return {**pick(data, *fields), **wire_terms(data, terms)}
 
 
 @register
@@ -208,12 +220,14 @@ class AnkaAdapter(InsurerAdapter):
 
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
         return self.channel.exchange(
-            self._call("POST", "/v1/quotes/trafik", json=pick(data, *VEHICLE_FIELDS)), self._read_quote
+            self._call("POST", "/v1/quotes/trafik", json=_with_terms(data, VEHICLE_FIELDS, QUOTE_TERM_FIELDS)),
+            self._read_quote,
         )
 
     def kasko_quote(self, data: Mapping[str, Any]) -> Quote:
         return self.channel.exchange(
-            self._call("POST", "/v1/quotes/kasko", json=pick(data, *KASKO_FIELDS)), self._read_quote
+            self._call("POST", "/v1/quotes/kasko", json=_with_terms(data, KASKO_FIELDS, KASKO_TERM_FIELDS)),
+            self._read_quote,
         )
 
     def dask_address(self, data: Mapping[str, Any]) -> Address:
@@ -227,14 +241,15 @@ class AnkaAdapter(InsurerAdapter):
 
     def dask_quote(self, data: Mapping[str, Any]) -> Quote:
         return self.channel.exchange(
-            self._call("POST", "/v1/quotes/dask", json=pick(data, *DASK_QUOTE_FIELDS)), self._read_quote
+            self._call("POST", "/v1/quotes/dask", json=_with_terms(data, DASK_QUOTE_FIELDS, QUOTE_TERM_FIELDS)),
+            self._read_quote,
         )
 
     def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
         call = self._call(
             "POST",
             "/v1/policies",
-            json=pick(data, "quote_no", "payment_token"),
+            json=_with_terms(data, ("quote_no", "payment_token"), ISSUE_TERM_FIELDS),
             headers={"Idempotency-Key": reference},
         )
         return self.channel.exchange(call, self._read_issued_policy)

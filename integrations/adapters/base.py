@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
@@ -129,6 +129,68 @@ def parse_policy_date(value: Any) -> date | None:
         return datetime.fromisoformat(raw.replace("Z", "+00:00")).date()
     except ValueError:
         return None
+
+
+# --- quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options") ---
+# Optional: sent only when the platform's data carries them, so an insurer applies its own
+# default (tomorrow, peşin, no option) otherwise; never sent as null, except where null is itself
+# a choice (`liability_limit`: unlimited İMM).
+QUOTE_TERM_FIELDS = ("starts_on",)
+ISSUE_TERM_FIELDS = ("starts_on", "installments")
+NULL_IS_A_CHOICE = frozenset({"liability_limit"})
+
+
+def chosen_terms(data: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The optional terms among `names` that `data` carries, as the platform holds them. A missing
+    or empty one is left out; None only where None is a choice (`NULL_IS_A_CHOICE`)."""
+    terms = {}
+    for name in names:
+        if name not in data or data[name] == "":
+            continue
+        if data[name] is None and name not in NULL_IS_A_CHOICE:
+            continue
+        terms[name] = data[name]
+    return terms
+
+
+def _as_given(value: Any) -> Any:
+    """A value no wire form fits, sent as it is (text if JSON cannot carry it) for the insurer to refuse."""
+    return value if value is None or isinstance(value, str | int | float | bool) else str(value)
+
+
+def wire_amount(value: Any) -> Any:
+    """A TRY amount as a decimal string with two places ("5000.00"), as the contract writes money."""
+    if isinstance(value, bool):
+        return _as_given(value)
+    if isinstance(value, int | float | Decimal | str):
+        try:
+            amount = Decimal(str(value).strip())
+        except InvalidOperation:
+            return _as_given(value)
+        if amount.is_finite():
+            return str(amount.quantize(Decimal("0.01")))
+    return _as_given(value)
+
+
+def wire_count(value: Any) -> Any:
+    """A count (days, installments) as an integer; a digit string becomes one."""
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value.strip())
+    return _as_given(value)
+
+
+def wire_terms(data: Mapping[str, Any], names: Iterable[str], *, date_format: str = "%Y-%m-%d") -> dict[str, Any]:
+    """The chosen terms among `names`, each in its wire form (dates in `date_format`, amounts as
+    decimal strings, counts as integers), still under the platform's names: an adapter renames
+    them and translates words (a repair shop's) into its insurer's."""
+    forms: dict[str, Any] = {
+        "starts_on": lambda value: wire_date(value, date_format),
+        "installments": wire_count,
+        "replacement_car_days": wire_count,
+        "deductible": wire_amount,
+        "liability_limit": wire_amount,
+    }
+    return {name: forms.get(name, _as_given)(value) for name, value in chosen_terms(data, names).items()}
 
 
 class InsurerAdapter(ABC):
@@ -272,7 +334,7 @@ def wire_date(value: Any, fmt: str = "%Y-%m-%d") -> Any:
     """A platform date as the insurer writes it (ISO, or Çınar's `%d.%m.%Y`). A value that is no
     date is sent as given, for the insurer to refuse: the probe shows what the insurer says."""
     parsed = platform_date(value)
-    return parsed.strftime(fmt) if parsed is not None else value
+    return parsed.strftime(fmt) if parsed is not None else _as_given(value)
 
 
 def wire_word(words: Mapping[str, str], value: Any) -> Any:

@@ -37,6 +37,7 @@ from integrations.adapters.base import (
     parse_utc,
     status_refusal,
     wire_date,
+    wire_terms,
     wire_word,
 )
 from integrations.adapters.registry import register
@@ -52,8 +53,8 @@ from integrations.answers.results import (
     PolicyStatus,
     Quote,
 )
-from integrations.answers.taxonomy import ErrorClass, ErrorKind, Reason, Refusal, WaitHint
-from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, Reason, Refusal, WaitHint
+from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, NOT_SENT, Call, Reply
 from integrations.masking import mask_and_cut
 from integrations.pacing.waits import parse_delay_seconds
 
@@ -129,6 +130,20 @@ ISSUE_ELEMENTS = (("TeklifNo", "quote_no"), ("OdemeToken", "payment_token"))
 LOOKUP_ELEMENTS = (("TeklifNo", "quote_no"),)
 STATUS_ELEMENTS = (("PoliceNo", "policy_no"),)
 DOCUMENT_ELEMENTS = (("PoliceNo", "policy_no"),)
+
+# Quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options"), sent
+# only when the platform's data carries them; a BS-100 naming one points at its platform field.
+START_ELEMENTS = (("BaslangicTarihi", "starts_on"),)
+KASKO_TERM_ELEMENTS = (
+    *START_ELEMENTS,
+    ("Muafiyet", "deductible"),
+    ("IkameGun", "replacement_car_days"),
+    ("ImmLimit", "liability_limit"),  # 0: unlimited
+    ("ServisTuru", "repair_shop"),
+)
+ISSUE_TERM_ELEMENTS = (*START_ELEMENTS, ("TaksitSayisi", "installments"))
+REPAIR_SHOP_WORDS = {"authorized": "YETKILI", "contracted": "ANLASMALI"}
+UNLIMITED_LIABILITY = "0"
 
 # HataKodu values whose answer may say how long to wait in <TekrarDenemeSn>.
 WAIT_CODES = frozenset({"BS-901", "BS-405"})
@@ -249,15 +264,43 @@ def _field_named_in(message: str, elements: Sequence[tuple[str, str]]) -> str | 
     candidates = [name for name, _ in elements] + sorted(ELEMENT_FIELDS, key=len, reverse=True)
     for name in candidates:
         if re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", message):
-            return ELEMENT_FIELDS.get(name, name)
+            return dict(elements).get(name) or ELEMENT_FIELDS.get(name, name)
     return None
+
+
+def _with_terms(
+    elements: Sequence[tuple[str, str]], data: Mapping[str, Any], terms: Sequence[tuple[str, str]]
+) -> tuple[tuple[tuple[str, str], ...], dict[str, Any]]:
+    """The operation's elements plus those of the terms `data` carries, and the data with those
+    terms in Boğaziçi's words (`YETKILI`, `0` for unlimited İMM)."""
+    wire = wire_terms(data, [field for _, field in terms])
+    if "repair_shop" in wire:
+        wire["repair_shop"] = REPAIR_SHOP_WORDS.get(wire["repair_shop"], wire["repair_shop"])
+    if "liability_limit" in wire:
+        limit = wire["liability_limit"]
+        if limit is None:
+            wire["liability_limit"] = UNLIMITED_LIABILITY
+        elif isinstance(limit, str) and re.fullmatch(r"0+(\.0+)?", limit):
+            # Boğaziçi reads 0 as unlimited: a zero limit of ours would buy the widest cover.
+            raise InsurerError(
+                ErrorKind.VALIDATION,
+                provider_code=NOT_SENT,
+                message="Boğaziçi'ye 0 TL İMM limiti gönderilemez (0 orada sınırsız demek); istek gönderilmedi.",
+                field="liability_limit",
+            )
+    return (*elements, *((element, field) for element, field in terms if field in wire)), {**data, **wire}
 
 
 def _coverage(item: Element) -> dict[str, Any]:
     """One `<Teminat>`: `<Kod>`, `<Ad>`, `<Limit>` (empty: unlimited), or an older answer's bare code."""
     if len(item) == 0:
         return coverage_entry((item.text or "").strip())
-    return coverage_entry(_child_text(item, "Kod"), _child_text(item, "Ad"), _child_text(item, "Limit") or None)
+    return coverage_entry(
+        _child_text(item, "Kod"),
+        _child_text(item, "Ad"),
+        _child_text(item, "Limit") or None,
+        days=_child_text(item, "Gun") or None,  # a replacement car's days
+    )
 
 
 def _installment(item: Any) -> dict[str, Any]:
@@ -460,16 +503,16 @@ class BogaziciAdapter(InsurerAdapter):
         )
 
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
-        return self._exchange("TrafikTeklif", VEHICLE_ELEMENTS, data, self._quote)
+        return self._exchange("TrafikTeklif", *_with_terms(VEHICLE_ELEMENTS, data, START_ELEMENTS), self._quote)
 
     def kasko_quote(self, data: Mapping[str, Any]) -> Quote:
-        return self._exchange("KaskoTeklif", KASKO_ELEMENTS, data, self._quote)
+        return self._exchange("KaskoTeklif", *_with_terms(KASKO_ELEMENTS, data, KASKO_TERM_ELEMENTS), self._quote)
 
     def dask_address(self, data: Mapping[str, Any]) -> Address:
         return self._exchange("DaskAdresSorgu", DASK_ADDRESS_ELEMENTS, data, self._address)
 
     def dask_quote(self, data: Mapping[str, Any]) -> Quote:
-        return self._exchange("DaskTeklif", DASK_ELEMENTS, data, self._quote)
+        return self._exchange("DaskTeklif", *_with_terms(DASK_ELEMENTS, data, START_ELEMENTS), self._quote)
 
     def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
         """`Policelestir` takes no reference of ours; the quote number is what a lookup asks by."""
@@ -482,7 +525,8 @@ class BogaziciAdapter(InsurerAdapter):
                 refusal.ambiguous = kind.error_class is not ErrorClass.PERMANENT
             raise refusal
 
-        return self._exchange("Policelestir", ISSUE_ELEMENTS, data, self._policy, on_refusal=mark_maybe_issued)
+        elements, sent = _with_terms(ISSUE_ELEMENTS, data, ISSUE_TERM_ELEMENTS)
+        return self._exchange("Policelestir", elements, sent, self._policy, on_refusal=mark_maybe_issued)
 
     def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:
         """Ask `TeklifPoliceSorgu` by quote number: `BS-404` is the answer "never issued", not an error."""

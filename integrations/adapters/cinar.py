@@ -38,6 +38,7 @@ from integrations.adapters.base import (
     status_refusal,
     text,
     wire_date,
+    wire_terms,
     wire_word,
 )
 from integrations.adapters.registry import register
@@ -114,6 +115,27 @@ DASK_FIELDS = {
 }
 ISSUE_FIELDS = {"quote_no": "teklif_no", "payment_token": "odeme_token"}
 STATUS_FIELDS = {"policy_no": "police_no"}
+
+# Quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options"), sent
+# only when the platform's data carries them; dates day.month.year, repair shops in Çınar's words.
+START_FIELDS = {"starts_on": "baslangic"}
+KASKO_TERM_FIELDS = {
+    **START_FIELDS,
+    "deductible": "muafiyet",
+    "replacement_car_days": "ikame_gun",
+    "liability_limit": "imm_limit",  # null: unlimited
+    "repair_shop": "servis_turu",
+}
+ISSUE_TERM_FIELDS = {**START_FIELDS, "installments": "taksit_sayisi"}
+REPAIR_SHOP_WORDS = {"authorized": "yetkili", "contracted": "anlasmali"}
+DATE_FORMAT = "%d.%m.%Y"
+
+# Çınar's VAL_<field> names the field it refused in its own words: which platform field that is.
+VALIDATION_FIELDS: dict[str, str] = {
+    f"VAL_{theirs.upper()}": ours
+    for fields in (KASKO_FIELDS, DASK_FIELDS, ISSUE_FIELDS, STATUS_FIELDS, KASKO_TERM_FIELDS, ISSUE_TERM_FIELDS)
+    for ours, theirs in fields.items()
+} | {"VAL_KIMLIK": "owner_id", "VAL_TAKSIT": "installments"}
 
 # Çınar's extras worth keeping on a quote as they come, under the platform's names (coverages
 # and installments are read entry by entry, below).
@@ -214,6 +236,7 @@ def _refuse_if_failed(body: Mapping[str, Any]) -> None:
             wait = WaitHint(seconds, "retry_after_seconds")
     message = AGENT_MESSAGES.get(code) or str(body.get("message") or "")
     field = next((f for f in (body.get("field"), data.get("field")) if isinstance(f, str) and f), None)
+    field = field or VALIDATION_FIELDS.get(code)
     raise Refusal(code, message, field=field, wait=wait)
 
 
@@ -247,7 +270,7 @@ def _coverage(item: Any) -> dict[str, Any]:
         return coverage_entry(item)
     if not isinstance(item, dict):
         raise TypeError(f"coverage entry is a {type(item).__name__}")
-    return coverage_entry(item.get("kod"), item.get("ad"), item.get("limit"))
+    return coverage_entry(item.get("kod"), item.get("ad"), item.get("limit"), days=item.get("gun"))
 
 
 def _installment(item: Any) -> dict[str, Any]:
@@ -413,6 +436,14 @@ def _translate(data: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, 
     return {theirs: data.get(ours) for ours, theirs in fields.items()}
 
 
+def _terms(data: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
+    """The terms `data` carries, under Çınar's names and in its forms (`01.12.2026`, `yetkili`)."""
+    wire = wire_terms(data, fields, date_format=DATE_FORMAT)
+    if "repair_shop" in wire:
+        wire["repair_shop"] = REPAIR_SHOP_WORDS.get(wire["repair_shop"], wire["repair_shop"])
+    return {fields[ours]: value for ours, value in wire.items()}
+
+
 @register
 class CinarAdapter(InsurerAdapter):
     code = "cinar"
@@ -483,19 +514,22 @@ class CinarAdapter(InsurerAdapter):
         )
 
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
-        return self._send("trafik-teklif", _translate(data, VEHICLE_FIELDS), _read_quote)
+        payload = {**_translate(data, VEHICLE_FIELDS), **_terms(data, START_FIELDS)}
+        return self._send("trafik-teklif", payload, _read_quote)
 
     def kasko_quote(self, data: Mapping[str, Any]) -> Quote:
-        return self._send("kasko-teklif", _translate(data, KASKO_FIELDS), _read_quote)
+        payload = {**_translate(data, KASKO_FIELDS), **_terms(data, KASKO_TERM_FIELDS)}
+        return self._send("kasko-teklif", payload, _read_quote)
 
     def dask_address(self, data: Mapping[str, Any]) -> Address:
         return self._send("dask-adres", _translate(data, ADDRESS_FIELDS), _read_address)
 
     def dask_quote(self, data: Mapping[str, Any]) -> Quote:
-        return self._send("dask-teklif", _translate(data, DASK_FIELDS), _read_quote)
+        payload = {**_translate(data, DASK_FIELDS), **_terms(data, START_FIELDS)}
+        return self._send("dask-teklif", payload, _read_quote)
 
     def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
-        payload = {**_translate(data, ISSUE_FIELDS), "request_ref": reference}
+        payload = {**_translate(data, ISSUE_FIELDS), **_terms(data, ISSUE_TERM_FIELDS), "request_ref": reference}
         return self._send("police-olustur", payload, _read_issued_policy)
 
     def find_issued_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from integrations.adapters.base import (
+    ISSUE_TERM_FIELDS,
+    QUOTE_TERM_FIELDS,
     InsurerAdapter,
     json_body,
     parse_answer_date,
@@ -43,6 +46,7 @@ from integrations.adapters.base import (
     status_refusal,
     text,
     wire_date,
+    wire_terms,
     wire_word,
 )
 from integrations.adapters.registry import register
@@ -60,7 +64,7 @@ from integrations.answers.results import (
 from integrations.answers.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, Call, Channel, Reply
 from integrations.masking import mask_and_cut
-from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
+from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, KASKO_OPTION_FIELDS, VEHICLE_FIELDS
 from integrations.pacing.waits import hint_from_retry_after, parse_reset_epoch
 
 logger = logging.getLogger(__name__)
@@ -105,6 +109,18 @@ DASK_RISK_FIELDS = tuple(f for f in DASK_QUOTE_FIELDS if f != "owner_id")
 DASK_COVER = "earthquake"
 CURRENCY = "TRY"
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+# Kasko options go under `risk.options` (CONTRACTS.md, "Kasko options"): money as amount
+# objects, the repair shop in Deniz's words; the policy start is `risk.starts_on` on quotes and
+# beside the quote id on issuance, with the installment count.
+REPAIR_SHOP_WORDS = {"authorized": "AUTHORIZED", "contracted": "CONTRACTED"}
+MONEY_OPTIONS = frozenset({"deductible", "liability_limit"})
+# The platform fields Deniz's requests carry: an INVALID_REQUEST detail names one by its path
+# (`risk.options.deductible is invalid`), read back to the platform field it refused.
+REQUEST_FIELDS = frozenset(
+    {*KASKO_FIELDS, *DASK_QUOTE_FIELDS, *KASKO_OPTION_FIELDS, *ISSUE_TERM_FIELDS, "payment_token", "quote_no"}
+)
+WIRE_FIELDS = {"quote_id": "quote_no"}
 
 PROCESSING, ISSUED, REJECTED = "PROCESSING", "ISSUED", "REJECTED"
 REQUEST_STATES = (PROCESSING, ISSUED, REJECTED)
@@ -196,7 +212,8 @@ class DenizAdapter(InsurerAdapter):
             wait = _reset_hint(reply)
         message = AGENT_MESSAGES.get(code) or detail
         kind = ErrorKind.UNAVAILABLE if reply.status >= 500 else None
-        raise Refusal(code, message, wait=wait, kind=kind)
+        field = _field_in_detail(detail) if code == "INVALID_REQUEST" else None
+        raise Refusal(code, message, field=field, wait=wait, kind=kind)
 
     def _read_quote(self, reply: Reply) -> Quote:
         body = self._read(reply)
@@ -227,7 +244,8 @@ class DenizAdapter(InsurerAdapter):
     # -- quotes, address, status -------------------------------------------------------------
 
     def _quote(self, product: str, data: Mapping[str, Any], risk_fields: tuple[str, ...]) -> Quote:
-        body = {"product": PRODUCTS[product], "insured": pick(data, "owner_id"), "risk": pick(data, *risk_fields)}
+        risk = {**pick(data, *risk_fields), **_risk_terms(product, data)}
+        body = {"product": PRODUCTS[product], "insured": pick(data, "owner_id"), "risk": risk}
         return self.channel.exchange(self._call("POST", "/quotes", json=body), self._read_quote)
 
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
@@ -335,6 +353,7 @@ class DenizAdapter(InsurerAdapter):
             "quote_id": data.get("quote_no"),
             "payment_token": data.get("payment_token"),
             "client_reference": reference,
+            **wire_terms(data, ISSUE_TERM_FIELDS),
         }
         call = self._call("POST", "/policy-requests", json=body)
         return self._await(self.channel.exchange(call, self._read_issue))
@@ -579,12 +598,40 @@ def _money_amount(value: Any) -> Any:
 
 
 def _coverage(item: Any) -> dict[str, Any]:
-    """`{"code", "label", "sum_insured": {"amount", "currency"}}`, or a bare code (older answers)."""
+    """`{"code", "label", "sum_insured": {"amount", "currency"}}` (a replacement car's `days` too),
+    or a bare code (older answers)."""
     if isinstance(item, str):
         return coverage_entry(item)
     if not isinstance(item, dict):
         raise TypeError(f"coverage entry is a {type(item).__name__}")
-    return coverage_entry(item.get("code"), item.get("label"), _money_amount(item.get("sum_insured")))
+    return coverage_entry(
+        item.get("code"), item.get("label"), _money_amount(item.get("sum_insured")), days=item.get("days")
+    )
+
+
+def _risk_terms(product: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """`starts_on` and, for kasko, `options` as Deniz's `risk` carries them; only what `data` has."""
+    terms = wire_terms(data, QUOTE_TERM_FIELDS)
+    if product != "kasko":
+        return terms
+    options = wire_terms(data, KASKO_OPTION_FIELDS)
+    for name in MONEY_OPTIONS & options.keys():
+        value = options[name]
+        options[name] = None if value is None else {"amount": value, "currency": CURRENCY}
+    if "repair_shop" in options:
+        options["repair_shop"] = REPAIR_SHOP_WORDS.get(options["repair_shop"], options["repair_shop"])
+    return {**terms, "options": options} if options else terms
+
+
+def _field_in_detail(detail: str) -> str | None:
+    """The platform field an INVALID_REQUEST's detail names by its path (`risk.plate is
+    invalid`, `risk.options.deductible ...`, `quote_id ...`), or None."""
+    match = re.match(r"\s*([A-Za-z_]+(?:\.[A-Za-z_]+)*)", detail)
+    if match is None:
+        return None
+    name = match.group(1).rsplit(".", 1)[-1]
+    name = WIRE_FIELDS.get(name, name)
+    return name if name in REQUEST_FIELDS else None
 
 
 def _installment(item: Any) -> dict[str, Any]:

@@ -7,7 +7,8 @@ and name: it gets a row of its own rather than being dropped.
 
 The stored shape (in `Quote.details`, JSON):
 - `coverages`: `[{"code", "name", "limit"}]`, `limit` a TRY decimal string or None (unlimited,
-  or not applicable);
+  or not applicable); the replacement car (`replacement_car`) also has `days`, and the
+  deductible's (`deductible`) `limit` is its amount, what the insured bears per claim;
 - `installments`: `[{"count", "total"}]`, `total` the whole premium paid in `count` parts.
 """
 
@@ -35,6 +36,10 @@ COVERAGE_NAMES_TR: dict[str, str] = {
     "glass": "Cam kırılması",
     "mini_repair": "Mini onarım",
     "legal_protection": "Hukuksal koruma",
+    # kasko options the customer chose (CONTRACTS.md, "Kasko options"), as the quote priced them
+    "liability": "İhtiyari mali mesuliyet (İMM)",
+    "replacement_car": "İkame araç",
+    "deductible": "Muafiyet",
     # DASK
     "earthquake": "Deprem ve deprem kaynaklı yangın",
 }
@@ -53,6 +58,9 @@ COMMON_ALIASES: dict[str, str] = {
     "TEDAVI": "medical",
     "MADDI_HASAR": "property_damage",
     "DEPREM": "earthquake",
+    "IMM": "liability",
+    "IKAME_ARAC": "replacement_car",
+    "MUAFIYET": "deductible",
 }
 
 
@@ -85,15 +93,34 @@ def _decimal(value: Any, what: str) -> Decimal:
 
 
 def coverage_entry(
-    code: Any, name: Any = None, limit: Any = None, *, aliases: Mapping[str, str] = COMMON_ALIASES
+    code: Any,
+    name: Any = None,
+    limit: Any = None,
+    *,
+    aliases: Mapping[str, str] = COMMON_ALIASES,
+    days: Any = None,
 ) -> dict[str, Any]:
-    """One coverage in the stored shape; the Turkish name is ours when we know the cover."""
+    """One coverage in the stored shape; the Turkish name is ours when we know the cover. `days`
+    (a replacement car's) is kept when the insurer gave it."""
     if not isinstance(code, str) or not code.strip():
         raise ValueError(mask_and_cut(f"coverage without a code: {code!r}", 200))
     platform_code = coverage_code(code, aliases)
     known_name = COVERAGE_NAMES_TR.get(platform_code)
     given_name = name.strip() if isinstance(name, str) and name.strip() else ""
-    return {"code": platform_code, "name": known_name or given_name or code.strip(), "limit": coverage_limit(limit)}
+    entry = {"code": platform_code, "name": known_name or given_name or code.strip(), "limit": coverage_limit(limit)}
+    if days is not None and days != "":
+        entry["days"] = coverage_days(days)
+    return entry
+
+
+def coverage_days(value: Any) -> int:
+    """A cover's days (a replacement car's): a whole number, 0 to 365."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError(f"coverage days is not a number: {value!r}"[:200])
+    text = str(value).strip()
+    if not text.isascii() or not text.isdigit() or not 0 <= int(text) <= 365:
+        raise ValueError(f"coverage days out of range: {value!r}"[:200])
+    return int(text)
 
 
 def installment_entry(count: Any, total: Any) -> dict[str, Any]:

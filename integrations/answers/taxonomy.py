@@ -72,6 +72,13 @@ FIELD_LABELS_TR: dict[str, str] = {
     "floor_count": "kat sayısı",
     "gross_m2": "brüt alan (m²)",
     "damage_status": "hasar durumu",
+    # quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options")
+    "starts_on": "poliçe başlangıç tarihi",
+    "installments": "taksit sayısı",
+    "deductible": "muafiyet",
+    "replacement_car_days": "ikame araç gün sayısı",
+    "liability_limit": "İMM limiti",
+    "repair_shop": "servis türü",
     "payment_token": "ödeme bilgisi",
     "quote_no": "teklif no",
     "policy_no": "poliçe no",

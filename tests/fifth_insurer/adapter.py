@@ -7,6 +7,8 @@ wait in `Retry-After`. Issuance is deduplicated by our reference in the `X-Ege-R
 header: a repeat is answered with the first send's policy, so re-sending is itself the lookup.
 Cancellation carries the same header (a repeat: the first cancellation again; already cancelled:
 409 `E_CANCELLED` with it), and the production list pages by number until `"more": false`.
+Quote and issuance terms (policy start, installments, kasko options) go flat in the body under
+the platform's names; the options Ege priced come back among its covers in Ege's own codes.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from integrations.adapters.base import (
+    ISSUE_TERM_FIELDS,
+    QUOTE_TERM_FIELDS,
     InsurerAdapter,
     json_body,
     parse_answer_date,
@@ -28,6 +32,7 @@ from integrations.adapters.base import (
     status_refusal,
     text,
     wire_date,
+    wire_terms,
     wire_word,
 )
 from integrations.adapters.registry import register
@@ -45,7 +50,7 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorKind, Reason, Refusal
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
-from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, VEHICLE_FIELDS
+from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, KASKO_OPTION_FIELDS, VEHICLE_FIELDS
 from integrations.pacing.waits import hint_from_retry_after
 
 logger = logging.getLogger(__name__)
@@ -86,6 +91,9 @@ COVERAGE_ALIASES = {
     "KISI_BEDENI": "bodily_injury",
     "KISI_TEDAVI": "medical",
     "ARAC_MADDI": "property_damage",
+    # the kasko options Ege priced (IMM is a common code)
+    "IKAME": "replacement_car",
+    "MUAF": "deductible",
 }
 
 PDF_CONTENT_TYPE = "application/pdf"
@@ -124,7 +132,9 @@ def _cover(item: Any) -> dict[str, Any]:
     """`{"code", "title", "limit"}`, Ege's codes read through its aliases."""
     if not isinstance(item, dict):
         raise TypeError(f"cover entry is a {type(item).__name__}")
-    return coverage_entry(item.get("code"), item.get("title"), item.get("limit"), aliases=COVERAGE_ALIASES)
+    return coverage_entry(
+        item.get("code"), item.get("title"), item.get("limit"), aliases=COVERAGE_ALIASES, days=item.get("days")
+    )
 
 
 def _plan(item: Any) -> dict[str, Any]:
@@ -132,6 +142,12 @@ def _plan(item: Any) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise TypeError(f"plan entry is a {type(item).__name__}")
     return installment_entry(item.get("n"), item.get("total"))
+
+
+def _with_terms(data: Mapping[str, Any], fields: tuple[str, ...], terms: tuple[str, ...]) -> dict[str, Any]:
+    """The operation's fields (a missing one null, for Ege to refuse) and the terms `data` carries,
+    in their wire forms (an ISO date, amounts as decimal strings) under the platform's names."""
+    return {**pick(data, *fields), **wire_terms(data, terms)}
 
 
 @register
@@ -213,12 +229,18 @@ class EgeAdapter(InsurerAdapter):
 
     def trafik_quote(self, data: Mapping[str, Any]) -> Quote:
         return self.channel.exchange(
-            self._call("POST", "/api/quotes/trafik", json=pick(data, *VEHICLE_FIELDS)), self._read_quote
+            self._call("POST", "/api/quotes/trafik", json=_with_terms(data, VEHICLE_FIELDS, QUOTE_TERM_FIELDS)),
+            self._read_quote,
         )
 
     def kasko_quote(self, data: Mapping[str, Any]) -> Quote:
         return self.channel.exchange(
-            self._call("POST", "/api/quotes/kasko", json=pick(data, *KASKO_FIELDS)), self._read_quote
+            self._call(
+                "POST",
+                "/api/quotes/kasko",
+                json=_with_terms(data, KASKO_FIELDS, (*QUOTE_TERM_FIELDS, *KASKO_OPTION_FIELDS)),
+            ),
+            self._read_quote,
         )
 
     def dask_address(self, data: Mapping[str, Any]) -> Address:
@@ -230,11 +252,12 @@ class EgeAdapter(InsurerAdapter):
 
     def dask_quote(self, data: Mapping[str, Any]) -> Quote:
         return self.channel.exchange(
-            self._call("POST", "/api/quotes/dask", json=pick(data, *DASK_QUOTE_FIELDS)), self._read_quote
+            self._call("POST", "/api/quotes/dask", json=_with_terms(data, DASK_QUOTE_FIELDS, QUOTE_TERM_FIELDS)),
+            self._read_quote,
         )
 
     def issue_policy(self, data: Mapping[str, Any], *, reference: str) -> Policy:
-        body = pick(data, "quote_no", "payment_token")
+        body = _with_terms(data, ("quote_no", "payment_token"), ISSUE_TERM_FIELDS)
         call = self._call("POST", "/api/policies", json=body, headers={"X-Ege-Reference": reference})
         return self.channel.exchange(call, self._read_policy)
 

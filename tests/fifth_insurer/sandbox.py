@@ -21,6 +21,11 @@ ledger and domain. This module only describes Ege's wire (adapter: `adapter.py`)
   first `cancellation`; a policy Ege will not cancel -> 422 `E_NOT_CANCELLABLE`;
 - `GET /api/policies?from=&to=&page=` (page 1-based) -> `{"policies": [{"no", "quote", "product":
   "TRAFIK" | "KASKO" | "DASK", "state", "from", "to", "premium"}], "page", "more": true | false}`.
+- quote and issuance terms under the platform's names, flat in the body: `starts_on` (ISO) on
+  quotes and issuance, `installments` on issuance (one of the quote's `plans`), the kasko options
+  `deductible`, `replacement_car_days`, `liability_limit` (null: unlimited), `repair_shop`; an
+  unsold one is 400 `E_INPUT` with its `field`. Priced options come back among the `covers` as
+  `IMM` (limit), `IKAME` (`days`) and `MUAF` (the deductible as the limit).
 """
 
 from __future__ import annotations
@@ -75,6 +80,13 @@ COVER_CODES = {
     "earthquake": "DEPREM",
 }
 POLICY_STATES = {"ACTIVE": "LIVE", "CANCELLED": "CANCELLED", "EXPIRED": "LAPSED"}
+# What Ege sells: two deductibles, two İMM limits (unlimited one of them), every replacement car.
+KASKO_MENU = domain.KaskoMenu(deductibles=(0, 5000), liability_limits=(1_000_000, None))
+OPTION_COVERS = {
+    "liability": ("IMM", "İMM"),
+    "replacement_car": ("IKAME", "İkame Araç"),
+    "deductible": ("MUAF", "Muafiyet"),
+}
 PDF = "application/pdf"
 
 ROUTES: list[tuple[str, re.Pattern[str], str]] = [
@@ -155,8 +167,14 @@ def quote_body(quote: Quote) -> dict[str, Any]:
             "title": COVER_CODES.get(code, code).replace("_", " ").title(),
             "limit": None if limit is None else money(limit),
         }
-        for code, limit in domain.coverages(quote.operation, quote.premium, quote.sum_insured)
+        for code, limit in quote.covers()
     ]
+    for code, amount, days in domain.option_covers(quote.terms.options):
+        cover: dict[str, Any] = {"code": OPTION_COVERS[code][0], "title": OPTION_COVERS[code][1]}
+        cover["limit"] = None if amount is None else money(amount)
+        if days is not None:
+            cover["days"] = days
+        body["covers"].append(cover)
     body["plans"] = [{"n": count, "total": money(total)} for count, total in domain.installments(quote.premium)]
     return body
 
@@ -174,6 +192,7 @@ class Ege(Insurer):
     )
     operations = BUSINESS_OPERATIONS
     throttle_codes = frozenset({"E_SLOW_DOWN"})
+    kasko_menu = KASKO_MENU
     garbage_body = b'{"ref": "EG-T-000001", "premium": "4312.50", "currency": "TRY", "expires": "2030-01-01T00:00:00Z"}'
 
     def route(self, request: Request) -> Call:
@@ -225,7 +244,10 @@ class Ege(Insurer):
             return Response(200, original.body, original.content_type, [("X-Ege-Replayed", "true")])
         policy = self.ledger.issue(call.fields, agency=self.agency(call))
         call.issued_policy_no = policy.policy_no
-        response = Response.json(201, policy_body(policy))
+        body = policy_body(policy)
+        body["policy"]["installments"] = policy.installments  # the count chosen, answered back
+        response = Response.json(201, body)
+
         self.ledger.dedup[record_key] = (fingerprint, response)  # only a success binds the reference
         return response
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
 
 from integrations.answers.coverages import COVERAGE_NAMES_TR
 from integrations.answers.results import PolicyStatus
+from integrations.answers.taxonomy import plain_message
 from integrations.calling.calls import insurer_operation_run, new_reference
 from integrations.models import Attempt
 from sandbox import domain
@@ -108,6 +111,77 @@ def test_malformed_coverage_entries_are_skipped_not_the_quote(endpoint_for, sand
     assert [c["code"] for c in outcome.result.details["coverages"]] == ["bodily_injury", "medical", "property_damage"]
     skipped = [r for r in caplog.records if r.name == "integrations.adapters.anka" and r.levelname == "WARNING"]
     assert len(skipped) == 5
+
+
+# --- quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options") ----
+
+
+def test_kasko_options_are_sent_and_the_priced_covers_read_back(endpoint_for):
+    """The options reach Anka and move the premium; the covers it priced come back in the
+    platform's vocabulary: İMM unlimited (no limit), the replacement car with its days, the deductible."""
+    plain = run(endpoint_for, "kasko_quote", samples.KASKO)
+    options = {"deductible": 5000, "replacement_car_days": 15, "liability_limit": None, "repair_shop": "authorized"}
+    chosen = run(endpoint_for, "kasko_quote", {**samples.KASKO, **options})
+    assert plain.ok and chosen.ok, chosen.error
+    assert chosen.result.premium != plain.result.premium
+    assert chosen.result.details["coverages"][:5] == plain.result.details["coverages"]
+    assert chosen.result.details["coverages"][5:] == [
+        {"code": "liability", "name": "İhtiyari mali mesuliyet (İMM)", "limit": None},
+        {"code": "replacement_car", "name": "İkame araç", "limit": None, "days": 15},
+        {"code": "deductible", "name": "Muafiyet", "limit": "5000.00"},
+    ]
+    limited = run(endpoint_for, "kasko_quote", {**samples.KASKO, "liability_limit": Decimal("2500000")})
+    assert limited.result.details["coverages"][-1] == {
+        "code": "liability",
+        "name": "İhtiyari mali mesuliyet (İMM)",
+        "limit": "2500000.00",
+    }
+
+
+def test_an_unsold_option_is_a_field_error_naming_it_in_turkish(endpoint_for):
+    """Anka sells no 750 000 TRY İMM: a validation refusal on `liability_limit`, read as such."""
+    outcome = run(endpoint_for, "kasko_quote", {**samples.KASKO, "liability_limit": 750000})
+    assert not outcome.ok and outcome.attempts == 1
+    assert (outcome.error.provider_code, outcome.error.field) == ("VALIDATION", "liability_limit")
+    assert plain_message(outcome.error) == "Şirket İMM limiti bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
+
+
+def test_absent_terms_are_not_sent(endpoint_for, sandbox):
+    """No term in the data, none on the wire: not even a null (null İMM would mean unlimited)."""
+    run(endpoint_for, "kasko_quote", {**samples.KASKO, "deductible": "", "repair_shop": None})
+    quote_no = next(iter(sandbox["anka"].state.ledger.quotes))
+    assert sandbox["anka"].state.ledger.quotes[quote_no].terms.options == {}
+
+
+@pytest.mark.parametrize("held_as", [lambda day: day, date.isoformat], ids=["date", "iso-string"])
+def test_policy_start_of_the_quote_is_the_policys_start(endpoint_for, held_as):
+    """`starts_on` as a date or an ISO string: the quote remembers it, the period begins on it."""
+    starts_on = domain.today_in_turkiye(time.time()) + timedelta(days=9)
+    quoted = run(endpoint_for, "trafik_quote", {**samples.TRAFIK, "starts_on": held_as(starts_on)})
+    assert quoted.ok, quoted.error
+    data = {"quote_no": quoted.result.quote_no, "payment_token": samples.PAYMENT_TOKEN}
+    issued = run(endpoint_for, "issue_policy", data, reference=new_reference())
+    assert (issued.result.starts_on, issued.result.ends_on) == (starts_on, domain.one_year_after(starts_on))
+
+
+def test_installments_chosen_at_issuance_reach_the_policy(endpoint_for, sandbox):
+    quote_no = quote(endpoint_for).quote_no
+    data = {"quote_no": quote_no, "payment_token": samples.PAYMENT_TOKEN, "installments": 6}
+    issued = run(endpoint_for, "issue_policy", data, reference=new_reference())
+    assert issued.ok, issued.error
+    assert sandbox["anka"].state.ledger.policies[issued.result.policy_no].installments == 6
+
+
+def test_a_count_not_offered_or_a_late_start_is_refused_naming_the_field(endpoint_for, sandbox):
+    quote_no = quote(endpoint_for).quote_no
+    data = {"quote_no": quote_no, "payment_token": samples.PAYMENT_TOKEN, "installments": 12}
+    refused = run(endpoint_for, "issue_policy", data, reference=new_reference())
+    assert (refused.error.provider_code, refused.error.field) == ("VALIDATION", "installments")
+    assert "taksit sayısı" in plain_message(refused.error)
+    late = domain.today_in_turkiye(time.time()) + timedelta(days=31)
+    quoted = run(endpoint_for, "trafik_quote", {**samples.TRAFIK, "starts_on": late})
+    assert quoted.error.field == "starts_on" and "poliçe başlangıç tarihi" in plain_message(quoted.error)
+    assert sandbox["anka"].state.counts()["issued_total"] == 0
 
 
 def test_dask_address_then_quote(endpoint_for):

@@ -6,7 +6,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, date
+from datetime import UTC, date, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -15,13 +15,13 @@ import pytest
 
 from integrations.adapters.bogazici import BS_NS, SOAP_NS, soap_envelope
 from integrations.answers.results import Document, PolicyStatus
-from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import insurer_operation_run
 from integrations.calling.engine import IssuanceHistory, Outcome
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
 from sandbox.bogazici import Bogazici
-from sandbox.domain import policy_pdf
+from sandbox.domain import one_year_after, policy_pdf, today_in_turkiye
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -117,6 +117,61 @@ def test_kasko_quote_keeps_coverages(run: Callable[..., Outcome]) -> None:
     assert coverages[0]["name"] == "Çarpışma"
     assert Decimal(coverages[0]["limit"]) > outcome.result.premium
     assert coverages[-1]["limit"] is None
+
+
+# --- quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options") ----
+
+
+def test_kasko_options_are_sent_as_elements_and_the_priced_covers_read_back(run: Callable[..., Outcome]) -> None:
+    """Unlimited İMM goes as <ImmLimit>0</ImmLimit>, the shop as ANLASMALI; IMM, IKAME_ARAC (its
+    <Gun>) and MUAFIYET come back as the platform's liability, replacement_car and deductible."""
+    plain = run("kasko_quote", samples.KASKO)
+    options = {"deductible": 2500, "replacement_car_days": 7, "liability_limit": None, "repair_shop": "contracted"}
+    chosen = run("kasko_quote", {**samples.KASKO, **options})
+    assert chosen.ok, chosen.to_json()
+    assert chosen.result.premium != plain.result.premium
+    assert chosen.result.details["coverages"][5:] == [
+        {"code": "liability", "name": "İhtiyari mali mesuliyet (İMM)", "limit": None},
+        {"code": "replacement_car", "name": "İkame araç", "limit": None, "days": 7},
+        {"code": "deductible", "name": "Muafiyet", "limit": "2500.00"},
+    ]
+    limited = run("kasko_quote", {**samples.KASKO, "liability_limit": 500000})
+    assert limited.result.details["coverages"][-1]["limit"] == "500000.00"
+
+
+def test_an_unsold_deductible_is_a_field_error_naming_it(run: Callable[..., Outcome]) -> None:
+    """Boğaziçi sells no 10 000 TRY deductible: BS-100 "Muafiyet alanı geçersiz" is `deductible`."""
+    outcome = run("kasko_quote", {**samples.KASKO, "deductible": 10000})
+    assert (outcome.error.provider_code, outcome.error.field, outcome.attempts) == ("BS-100", "deductible", 1)
+    assert plain_message(outcome.error) == "Şirket muafiyet bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
+
+
+def test_a_zero_liability_limit_is_never_sent_as_unlimited(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """0 means unlimited at Boğaziçi: a zero limit of ours is refused here, nothing sent."""
+    outcome = run("kasko_quote", {**samples.KASKO, "liability_limit": 0})
+    assert (outcome.error.kind, outcome.error.field, outcome.attempts) == (ErrorKind.VALIDATION, "liability_limit", 1)
+    assert bogazici.state.counts()["received"] == {} and not Attempt.objects.exists()
+
+
+def test_start_and_installments_reach_the_policy(run: Callable[..., Outcome], bogazici: Any) -> None:
+    """<BaslangicTarihi> on the quote, <TaksitSayisi> on Policelestir: the period and the count."""
+    starts_on = today_in_turkiye(time.time()) + timedelta(days=5)
+    quoted = run("trafik_quote", {**samples.TRAFIK, "starts_on": starts_on})
+    issued = run(
+        "issue_policy",
+        {"quote_no": quoted.result.quote_no, "payment_token": samples.PAYMENT_TOKEN, "installments": "3"},
+        reference="IH-TERMS-1",
+    )
+    assert issued.ok, issued.to_json()
+    assert (issued.result.starts_on, issued.result.ends_on) == (starts_on, one_year_after(starts_on))
+    assert bogazici.state.ledger.policies[issued.result.policy_no].installments == 3
+
+
+def test_a_count_not_offered_is_refused_and_no_policy_made(run: Callable[..., Outcome], bogazici: Any) -> None:
+    data = {"quote_no": _quote_no(run), "payment_token": samples.PAYMENT_TOKEN, "installments": 5}
+    refused = run("issue_policy", data, reference="IH-TERMS-2")
+    assert (refused.error.provider_code, refused.error.field) == ("BS-100", "installments")
+    assert bogazici.state.counts()["issued_total"] == 0
 
 
 def test_dask_address_then_quote(run: Callable[..., Outcome]) -> None:

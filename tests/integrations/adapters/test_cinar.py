@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from dataclasses import replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -16,7 +16,7 @@ import pytest
 
 from integrations.adapters import cinar
 from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
-from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.attempts.recording import BufferedRecorder
 from integrations.calling.calls import insurer_operation_run, new_reference
 from integrations.calling.channel import CallContext, Channel
@@ -123,6 +123,56 @@ def test_kasko_quote_keeps_coverages(run):
     assert outcome.ok, outcome.to_json()
     assert isinstance(outcome.result.premium, Decimal)
     assert outcome.result.details["coverages"]
+
+
+# --- quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options") ----
+
+
+def test_kasko_options_are_sent_in_cinars_words_and_the_priced_covers_read_back(run):
+    """`muafiyet`, `ikame_gun`, `imm_limit` (null: unlimited), `servis_turu` `yetkili`; IMM,
+    IKAME_ARAC (with `gun`) and MUAFIYET come back in the platform's vocabulary."""
+    plain = run("kasko_quote", samples.KASKO)
+    options = {"deductible": "10000", "replacement_car_days": 7, "liability_limit": None, "repair_shop": "authorized"}
+    chosen = run("kasko_quote", {**samples.KASKO, **options})
+    assert chosen.ok, chosen.to_json()
+    assert chosen.result.premium != plain.result.premium
+    assert chosen.result.details["coverages"][5:] == [
+        {"code": "liability", "name": "İhtiyari mali mesuliyet (İMM)", "limit": None},
+        {"code": "replacement_car", "name": "İkame araç", "limit": None, "days": 7},
+        {"code": "deductible", "name": "Muafiyet", "limit": "10000.00"},
+    ]
+
+
+def test_an_unsold_replacement_car_is_a_field_error_naming_it(run):
+    """Çınar has no 15-day replacement car: VAL_IKAME_GUN is `replacement_car_days`, in Turkish."""
+    outcome = run("kasko_quote", {**samples.KASKO, "replacement_car_days": 15})
+    assert (outcome.error.provider_code, outcome.error.field, outcome.attempts) == (
+        "VAL_IKAME_GUN",
+        "replacement_car_days",
+        1,
+    )
+    assert plain_message(outcome.error) == (
+        "Şirket ikame araç gün sayısı bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
+    )
+
+
+def test_start_goes_day_month_year_and_installments_reach_the_policy(run, server):
+    """An ISO start of ours is Çınar's `01.12.2026` (an ISO one it refuses); the count is recorded."""
+    starts_on = domain.today_in_turkiye(time.time()) + timedelta(days=30)
+    quote = quote_no(run, data={**samples.TRAFIK, "starts_on": starts_on.isoformat()})
+    data = {"quote_no": quote, "payment_token": samples.PAYMENT_TOKEN, "installments": 9}
+    issued = run("issue_policy", data, reference=new_reference())
+    assert issued.ok, issued.to_json()
+    assert (issued.result.starts_on, issued.result.ends_on) == (starts_on, domain.one_year_after(starts_on))
+    assert server.state.ledger.policies[issued.result.policy_no].installments == 9
+
+
+def test_a_count_not_offered_is_val_taksit_on_installments(run, server):
+    data = {"quote_no": quote_no(run), "payment_token": samples.PAYMENT_TOKEN, "installments": 2}
+    refused = run("issue_policy", data, reference=new_reference())
+    assert (refused.error.provider_code, refused.error.field) == ("VAL_TAKSIT", "installments")
+    assert "taksit sayısı" in plain_message(refused.error)
+    assert server.state.counts()["issued_total"] == 0
 
 
 def test_dask_address_maps_building_id(run):

@@ -14,7 +14,7 @@ import pytest
 from integrations.adapters.deniz import ERROR_TABLE, DenizAdapter
 from integrations.answers.coverages import COVERAGE_NAMES_TR
 from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
-from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.attempts.recording import BufferedRecorder
 from integrations.calling.calls import insurer_operation_run, new_reference
 from integrations.calling.channel import CallContext, Channel
@@ -106,6 +106,66 @@ def test_kasko_quote_is_normalised(run):
     assert outcome.ok, outcome.to_json()
     assert isinstance(outcome.result.premium, Decimal) and outcome.result.premium > 0
     assert outcome.result.valid_until.tzinfo == UTC
+
+
+# --- quote and issuance terms (CONTRACTS.md, "Policy start", "Installments", "Kasko options") ----
+
+
+def test_kasko_options_go_under_risk_options_and_the_priced_covers_read_back(run, deniz):
+    """Money as amount objects, the shop as CONTRACTED; the covers Deniz priced are read back."""
+    plain = run("kasko_quote", samples.KASKO)
+    options = {"deductible": 2500, "replacement_car_days": 15, "liability_limit": "1000000"}
+    chosen = run("kasko_quote", {**samples.KASKO, **options, "repair_shop": "contracted"})
+    assert chosen.ok, chosen.to_json()
+    assert chosen.result.premium != plain.result.premium
+    assert chosen.result.details["coverages"][5:] == [
+        {"code": "liability", "name": "İhtiyari mali mesuliyet (İMM)", "limit": "1000000.00"},
+        {"code": "replacement_car", "name": "İkame araç", "limit": None, "days": 15},
+        {"code": "deductible", "name": "Muafiyet", "limit": "2500.00"},
+    ]
+    quote = deniz.state.ledger.quotes[chosen.result.quote_no]
+    assert quote.terms.options == {
+        "deductible": Decimal(2500),
+        "replacement_car_days": 15,
+        "liability_limit": Decimal(1000000),
+        "repair_shop": "contracted",
+    }
+
+
+@pytest.mark.parametrize(
+    ("option", "label"),
+    [
+        ({"repair_shop": "authorized"}, "servis türü"),  # Deniz works with contracted shops only
+        ({"liability_limit": None}, "İMM limiti"),  # and sells no unlimited İMM
+        ({"deductible": 0}, "muafiyet"),
+    ],
+)
+def test_an_unsold_option_is_a_field_error_read_from_the_detail(run, option, label):
+    """INVALID_REQUEST's detail names `risk.options.<field>`: the agent reads which option."""
+    outcome = run("kasko_quote", {**samples.KASKO, **option})
+    assert (outcome.error.provider_code, outcome.error.field, outcome.attempts) == ("INVALID_REQUEST", *option, 1)
+    assert plain_message(outcome.error) == f"Şirket {label} bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
+
+
+def test_a_risk_field_refusal_names_the_platform_field_too(run):
+    outcome = run("trafik_quote", {**samples.TRAFIK, "plate": "XX"})
+    assert (outcome.error.provider_code, outcome.error.field) == ("INVALID_REQUEST", "plate")
+
+
+def test_start_and_installments_reach_the_policy(run, deniz):
+    """`risk.starts_on` on the quote, `installments` beside the quote id: the period and the count."""
+    starts_on = domain.today_in_turkiye(time.time())
+    quoted = run("trafik_quote", {**samples.TRAFIK, "starts_on": starts_on})
+    issued = run("issue_policy", {**issue_data(quoted.result.quote_no), "installments": 3}, reference=new_reference())
+    assert issued.ok, issued.to_json()
+    assert (issued.result.starts_on, issued.result.ends_on) == (starts_on, domain.one_year_after(starts_on))
+    assert deniz.state.ledger.policies[issued.result.policy_no].installments == 3
+
+
+def test_a_count_not_offered_is_refused_before_any_request_is_made(run, deniz):
+    refused = run("issue_policy", {**issue_data(trafik_quote_no(run)), "installments": 4}, reference=new_reference())
+    assert (refused.error.provider_code, refused.error.field) == ("INVALID_REQUEST", "installments")
+    assert deniz.state.ledger.requests == {} and deniz.state.counts()["issued_total"] == 0
 
 
 def test_dask_address_maps_line_and_building_ref(run):

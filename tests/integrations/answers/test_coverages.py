@@ -36,3 +36,25 @@ def test_limits_and_totals_are_decimal_strings_or_clear_errors():
         except ValueError:
             continue
         raise AssertionError(f"{bad!r} accepted as a limit")
+
+
+def test_the_kasko_options_have_platform_codes_and_a_replacement_car_keeps_its_days():
+    assert coverage_entry("IMM", "x", None) == {
+        "code": "liability",
+        "name": "İhtiyari mali mesuliyet (İMM)",
+        "limit": None,
+    }
+    assert coverage_entry("MUAFIYET", limit="2500")["code"] == "deductible"
+    assert coverage_entry("IKAME_ARAC", days="7") == {
+        "code": "replacement_car",
+        "name": "İkame araç",
+        "limit": None,
+        "days": 7,
+    }
+    assert "days" not in coverage_entry("replacement_car")
+    for bad in ("yedi", -1, 400, True, 7.5):
+        try:
+            coverage_entry("replacement_car", days=bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad!r} accepted as days")
