@@ -202,7 +202,8 @@ def test_agent_day_customer_quote_compare_issue_document_renewal(page, shot, san
     shot(page, "notifications")
 
     # 5. A year on (setup: only time would do this): the policy ends in ten days.
-    Policy.objects.filter(pk=policy.pk).update(ends_on=selectors.today() + timedelta(days=10))
+    ends_on = selectors.today() + timedelta(days=10)
+    Policy.objects.filter(pk=policy.pk).update(ends_on=ends_on)
     page.get_by_role("link", name="Yenilemeler").first.click()
     expect(page.get_by_role("heading", name="Yenilemesi yaklaşanlar")).to_be_visible()
     renewal = page.locator(f'tr.renewal[data-policy-no="{policy_no}"]')
@@ -218,7 +219,8 @@ def test_agent_day_customer_quote_compare_issue_document_renewal(page, shot, san
     wait_for_every_answer(page)
     expect(page.locator('tr.result[data-state="SUCCEEDED"]')).to_have_count(len(sandbox))
     shot(page, "renewal-answers")
-    assert renewed.customer_id == customer.pk and renewed.input_data == quote_request.input_data
+    assert renewed.customer_id == customer.pk and renewed.starts_on == ends_on  # starts as the old one ends
+    assert renewed.input_data == {**quote_request.input_data, "starts_on": ends_on.isoformat()}
     page.get_by_role("link", name="Teklifleri teminatlarıyla karşılaştır").click()
     expect(page.locator(".card").first).to_contain_text(CUSTOMER_NAME)
     page.get_by_role("link", name="Müşteriler").first.click()

@@ -55,7 +55,9 @@ def test_agent_requotes_a_policy_ending_soon_at_every_insurer(page, shot, sandbo
 
     new = QuoteRequest.objects.exclude(pk=policy.issuance.quote_request_id).get()
     assert page.url.rstrip("/").endswith(str(new.public_id))
-    assert new.input_data == policy.issuance.quote_request.input_data and new.plate == "06BYZ42"
+    # The same risk; only the start moves: the renewal starts the day the old policy ends.
+    assert new.input_data == {**policy.issuance.quote_request.input_data, "starts_on": policy.ends_on.isoformat()}
+    assert new.starts_on == policy.ends_on and new.plate == "06BYZ42"
     insurers = sorted(new.insurer_quotes.values_list("insurer__code", flat=True))
     assert insurers == sorted(sandbox)  # every insurer was asked again
     assert page.locator("tr.result").count() == len(insurers)
