@@ -92,7 +92,12 @@ class PolicyFinding(models.Model):
     agency = models.ForeignKey("agencies.Agency", on_delete=models.PROTECT, related_name="+", verbose_name="acente")
     policy = models.ForeignKey(Policy, on_delete=models.PROTECT, related_name="findings", verbose_name="poliçe")
     original = models.ForeignKey(
-        Policy, on_delete=models.PROTECT, null=True, blank=True, related_name="+", verbose_name="asıl poliçe"
+        Policy,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="duplicates_found",
+        verbose_name="asıl poliçe",
     )
     note = models.CharField("açıklama", max_length=300, blank=True)
     found_at = models.DateTimeField("bulunma", auto_now_add=True)

@@ -76,7 +76,8 @@ def _filtered_policies(request: HttpRequest) -> tuple[PolicyFilterForm, DeskSear
 def policy_list(request: HttpRequest) -> HttpResponse:
     form, search, policies = _filtered_policies(request)
     context = {
-        "page": page_of(request, policies),
+        # A cancelled policy shows the day its cancellation took effect.
+        "page": page_of(request, policies.prefetch_related("cancellations")),
         "search": search,
         "filter_form": form,
         "list_query": list_query(request, form, search),
