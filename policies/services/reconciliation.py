@@ -12,6 +12,12 @@ compared:
   is a **duplicate**: flagged on the desk and the dashboard, counted on /metrics (alerted), the
   agency told; "Mükerrer poliçeyi iptal et" cancels it with reason `duplicate` (full refund);
 * a platform policy issued in the range that the insurer does not list is flagged too.
+
+A finding the list itself answers heals on the next night's read: a policy flagged "not listed"
+that the insurer now lists (its list lagged longer than `LISTING_LAG`), and a duplicate the
+insurer lists as no longer in force (cancelled there: a phone call, its portal). An open finding
+is what the desk, the dashboard and the `DuplicatePoliciesOpen` alert show, so one that can
+never close would teach people to ignore them.
 """
 
 from __future__ import annotations
@@ -145,7 +151,9 @@ def reconcile(*, check: ProductionListCheck, listing: PolicyListing) -> list[Pol
             policy = _import(account, item)
             known[item.policy_no] = policy
             found += _finding(PolicyFinding.Kind.IMPORTED, policy, note=_imported_note(item))
-        found += _duplicates_of(policy, quote_no=item.quote_no)
+        if item.status.value == Policy.Status.ACTIVE:  # one the insurer already ended bills no one twice
+            found += _duplicates_of(policy, quote_no=item.quote_no)
+    _heal(listing, known)
     listed = set(known)
     cutoff = timezone.now() - LISTING_LAG
     ours = Policy.objects.filter(
@@ -162,6 +170,16 @@ def reconcile(*, check: ProductionListCheck, listing: PolicyListing) -> list[Pol
             note=f"{account.insurer.name} {check.issued_from:%d.%m.%Y}–{check.issued_to:%d.%m.%Y} listesinde yok.",
         )
     return found
+
+
+def _heal(listing: PolicyListing, known: dict[str, Policy]) -> None:
+    """Close the open findings this list answers: listed now, or a duplicate no longer in force."""
+    listed_ids = [known[item.policy_no].pk for item in listing.policies]
+    ended_ids = [known[item.policy_no].pk for item in listing.policies if item.status.value != Policy.Status.ACTIVE]
+    now = timezone.now()
+    open_findings = PolicyFinding.objects.filter(resolved_at__isnull=True)
+    open_findings.filter(kind=PolicyFinding.Kind.NOT_LISTED, policy_id__in=listed_ids).update(resolved_at=now)
+    open_findings.filter(kind=PolicyFinding.Kind.DUPLICATE, policy_id__in=ended_ids).update(resolved_at=now)
 
 
 def _import(account: InsurerAccount, item: ListedPolicy) -> Policy:

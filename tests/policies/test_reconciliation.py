@@ -113,3 +113,38 @@ def test_a_page_that_throttles_is_read_again_alone(agents, sandbox, seeded_accou
     )
     reconcile_now("anka")
     assert Policy.objects.filter(source="insurer_list").count() == 150
+
+
+def test_a_policy_flagged_not_listed_heals_when_the_insurer_lists_it(agents, sandbox, quick_cancel_policy):
+    """The insurer's list lagged longer than an hour: the next night's read finds the policy and
+    closes the finding (an open one is on the dashboard and in /metrics)."""
+    ours = issued(agents, "anka")
+    Policy.objects.filter(pk=ours.pk).update(issued_at=timezone.now() - timedelta(hours=2))
+    kept = sandbox["anka"].state.ledger.policies.pop(ours.policy_no)
+    reconcile_now("anka")
+    finding = PolicyFinding.objects.get(policy=ours, kind=PolicyFinding.Kind.NOT_LISTED)
+    assert finding.resolved_at is None
+    sandbox["anka"].state.ledger.policies[ours.policy_no] = kept  # listed at last
+    reconcile_now("anka")
+    assert PolicyFinding.objects.get(pk=finding.pk).resolved_at is not None
+    assert PolicyFinding.objects.filter(policy=ours).count() == 1  # healed, not found again
+
+
+def test_a_duplicate_the_insurer_cancelled_itself_heals_and_a_cancelled_one_is_never_flagged(
+    agents, sandbox, quick_cancel_policy
+):
+    """A duplicate cancelled at the insurer (its portal, a phone call) is listed CANCELLED: its
+    finding closes, and a second policy the insurer lists as already cancelled is not flagged."""
+    ours = issued(agents, "cinar")
+    quote_no = ours.issuance.insurer_quote.quote_no
+    prefix = sandbox["cinar"].state.ledger.prefix
+    outside(sandbox, "cinar", f"{prefix}-P-DUP-2", quote_no=quote_no)
+    reconcile_now("cinar")
+    finding = PolicyFinding.objects.get(kind=PolicyFinding.Kind.DUPLICATE)
+    sandbox["cinar"].state.set_policy_status(f"{prefix}-P-DUP-2", "CANCELLED")
+    outside(sandbox, "cinar", f"{prefix}-P-DUP-3", quote_no=quote_no, status="CANCELLED")
+    reconcile_now("cinar")
+    assert PolicyFinding.objects.get(pk=finding.pk).resolved_at is not None
+    assert not PolicyFinding.objects.filter(kind=PolicyFinding.Kind.DUPLICATE, resolved_at__isnull=True).exists()
+    assert PolicyFinding.objects.get(policy__policy_no=f"{prefix}-P-DUP-3").kind == PolicyFinding.Kind.IMPORTED
+    assert Policy.objects.get(pk=ours.pk).status == Policy.Status.ACTIVE
