@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from urllib.parse import urlsplit
 
-from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.db.models import Count, F, Max, Min, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -29,6 +29,7 @@ from integrations.audit import error_mapping_issuance_risk, error_mapping_seen_o
 from integrations.models import Attempt, ErrorMapping, Insurer, InsurerAccount, SendRateState
 from integrations.pacing.shared_state import DatabaseSharedState, shared_state
 from integrations.work.item import WorkItem, WorkState
+from policies.models import Cancellation, PolicyFinding, ProductionListCheck
 from quotes.models import Issuance
 from sync.models import SyncItem
 
@@ -84,23 +85,27 @@ class HealthFilter:
 
 @dataclass(frozen=True)
 class WorkSource:
-    """A kind of durable work record and where its insurer and product are found."""
+    """A kind of durable work record and where its insurer and product are found (`product_path`
+    empty: the record is not about one product, e.g. an account's production list)."""
 
     name: str
     label: str
     model: type[WorkItem]
     insurer_path: str
-    product_path: str
+    product_path: str = ""
 
 
 def work_sources() -> list[WorkSource]:
-    """Issuances and policy-sync items: the durable work an operator watches.
+    """Issuances, policy-sync items, cancellations and production-list checks: the durable work
+    an operator watches.
 
-    Imported, not looked up by name: the console sits above `quotes` and `sync` (issue 11).
+    Imported, not looked up by name: the console sits above `quotes`, `sync` and `policies` (issue 11).
     """
     return [
         WorkSource("issuance", "Poliçeleştirme", Issuance, "insurer_quote__insurer__code", "quote_request__product"),
         WorkSource("sync", "Poliçe eşitleme", SyncItem, "policy__insurer__code", "policy__product"),
+        WorkSource("cancellation", "Poliçe iptali", Cancellation, "policy__insurer__code", "policy__product"),
+        WorkSource("production_check", "Üretim listesi kontrolü", ProductionListCheck, "account__insurer__code"),
     ]
 
 
@@ -163,13 +168,16 @@ def _work_counts_of(source: WorkSource, health: HealthFilter) -> dict[GroupKey, 
     if health.insurer_code:
         rows = rows.filter(**{source.insurer_path: health.insurer_code})
     if health.product:
+        if not source.product_path:
+            return {}  # not one product's work
         rows = rows.filter(**{source.product_path: health.product})
+    product = F(source.product_path) if source.product_path else Value("")
     now, since = health.now, health.since
     # A record waiting to be picked up is due since its next_attempt_at, or since it entered the
     # queue (updated_at: creation, replay or lease reclaim) when it never waited.
     due_since = Coalesce("next_attempt_at", "updated_at")
     grouped = (
-        rows.values(insurer=F(source.insurer_path), product=F(source.product_path))
+        rows.values(insurer=F(source.insurer_path), product=product)
         .annotate(
             queued=Count("pk", filter=Q(state=WorkState.QUEUED)),
             in_flight=Count("pk", filter=Q(state=WorkState.IN_FLIGHT)),
@@ -456,6 +464,115 @@ def retry_budgets(*, insurer_codes: list[str]) -> list[InsurerRetryBudget]:
         )
         for code in insurer_codes
     ]
+
+
+# --- The nightly reconciliation (production lists) --------------------------------------------------
+
+# What a person must act on: a customer paying twice, a policy of ours the insurer does not hold.
+# An imported policy is information (it is in the portfolio already), counted by the window.
+ACTIONABLE_FINDINGS = (PolicyFinding.Kind.DUPLICATE.value, PolicyFinding.Kind.NOT_LISTED.value)
+
+
+def open_findings(*, insurer_code: str = "") -> dict[tuple[str, str], int]:
+    """Findings nobody has resolved yet, per (insurer code, kind)."""
+    rows = PolicyFinding.objects.filter(resolved_at__isnull=True, kind__in=ACTIONABLE_FINDINGS)
+    if insurer_code:
+        rows = rows.filter(policy__insurer__code=insurer_code)
+    grouped = rows.values_list("policy__insurer__code", "kind").annotate(n=Count("pk")).order_by()
+    return {(code, kind): n for code, kind, n in grouped}
+
+
+@dataclass
+class ReconciliationHealth:
+    """One insurer's side of the nightly reconciliation: what it found that is still open, and how
+    the latest check of each of its active agency accounts went.
+
+    An account whose latest check is a dead letter is `unread`: the platform does not know what
+    that list holds (a portal policy, a duplicate) until the check is replayed or the next night
+    reads it. Older dead checks still count in `dead_letters`, to be replayed or left.
+    """
+
+    insurer_code: str
+    open_duplicates: int = 0
+    open_not_listed: int = 0
+    imported_in_window: int = 0
+    accounts: int = 0
+    read: int = 0
+    in_progress: int = 0
+    unread: int = 0
+    never_checked: int = 0
+    dead_letters: int = 0
+    listed: int = 0
+    issued_from: date | None = None
+    issued_to: date | None = None
+    last_read_at: datetime | None = None
+
+
+def reconciliation_health(*, since: datetime, insurer_code: str = "") -> list[ReconciliationHealth]:
+    """Every insurer (or the one asked for), zeros included, so nothing reads as "fine" by absence."""
+    insurers = Insurer.objects.order_by("code")
+    if insurer_code:
+        insurers = insurers.filter(code=insurer_code)
+    rows = {code: ReconciliationHealth(code) for code in insurers.values_list("code", flat=True)}
+    # The accounts tonight's run reads (policies.services.reconciliation.reconciliation_start).
+    accounts = dict(
+        InsurerAccount.objects.filter(
+            is_active=True, insurer__is_active=True, agency__is_active=True, insurer__code__in=list(rows)
+        ).values_list("pk", "insurer__code")
+    )
+    for code in accounts.values():
+        rows[code].accounts += 1
+    latest_ids = (
+        ProductionListCheck.objects.filter(account_id__in=accounts)
+        .values("account_id")
+        .annotate(latest=Max("pk"))
+        .values_list("latest", flat=True)
+    )
+    latest = ProductionListCheck.objects.filter(pk__in=list(latest_ids)).values(
+        "account_id", "state", "listed", "issued_from", "issued_to", "finished_at"
+    )
+    checked = set()
+    for check in latest:
+        row = rows[accounts[check["account_id"]]]
+        checked.add(check["account_id"])
+        if check["state"] == WorkState.SUBMITTED:
+            row.read += 1
+            row.listed += check["listed"]
+            if row.last_read_at is None or (check["finished_at"] and check["finished_at"] > row.last_read_at):
+                row.last_read_at = check["finished_at"]
+        elif check["state"] in DEAD_STATES:
+            row.unread += 1
+        else:
+            row.in_progress += 1
+        if row.issued_to is None or check["issued_to"] > row.issued_to:
+            row.issued_from, row.issued_to = check["issued_from"], check["issued_to"]
+    for account_id, code in accounts.items():
+        if account_id not in checked:
+            rows[code].never_checked += 1
+    dead = (
+        ProductionListCheck.objects.filter(state__in=DEAD_STATES, account__insurer__code__in=list(rows))
+        .values_list("account__insurer__code")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for code, n in dead:
+        rows[code].dead_letters = n
+    for (code, kind), n in open_findings(insurer_code=insurer_code).items():
+        row = rows.setdefault(code, ReconciliationHealth(code))
+        if kind == PolicyFinding.Kind.DUPLICATE:
+            row.open_duplicates = n
+        else:
+            row.open_not_listed = n
+    imported = (
+        PolicyFinding.objects.filter(kind=PolicyFinding.Kind.IMPORTED, found_at__gte=since)
+        .filter(policy__insurer__code__in=list(rows))
+        .values_list("policy__insurer__code")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for code, n in imported:
+        rows[code].imported_in_window = n
+    return [rows[code] for code in sorted(rows)]
 
 
 # --- Login lock-outs ------------------------------------------------------------------------------

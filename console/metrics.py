@@ -29,7 +29,17 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-from console.health import HealthFilter, login_lockouts, retry_budgets, send_rates, work_counts, work_sources
+from console.health import (
+    ACTIONABLE_FINDINGS,
+    HealthFilter,
+    login_lockouts,
+    open_findings,
+    reconciliation_health,
+    retry_budgets,
+    send_rates,
+    work_counts,
+    work_sources,
+)
 from console.http_metrics import http_metric_families
 from integrations.answers.taxonomy import ErrorClass
 from integrations.attempts.retention import COUNT, LATENCY_MS_SUM, RETRIES, attempt_totals, latency_buckets
@@ -69,6 +79,7 @@ def metric_families() -> Iterable[Metric]:
     yield from _send_rate_families()
     yield from _policy_families([code for code, _ in insurers])
     yield from _work_families(insurers)
+    yield from _reconciliation_families([code for code, _ in insurers])
     yield _pump_family()
     yield from _lockout_families()
 
@@ -217,12 +228,13 @@ def _work_families(insurers: list[tuple[str, list]]) -> Iterator[Metric]:
     )
     now = timezone.now()
     counts = work_counts(health=HealthFilter(since=now, now=now))
-    # Every product an insurer sells has its series from the start, so `delta()` sees the first dead letter.
+    # Every product an insurer sells has its series from the start, so `delta()` sees the first dead
+    # letter; work that is no one product's (an account's production list) has one, product "".
     keys: set[tuple[str, str, str]] = {
         (source.name, code, product)
         for source in work_sources()
         for code, products in insurers
-        for product in products or []
+        for product in ((products or []) if source.product_path else [""])
     }
     keys |= {(source, code, product) for (code, product), by_source in counts.items() for source in by_source}
     for source, code, product in sorted(keys):
@@ -248,6 +260,38 @@ def _work_families(insurers: list[tuple[str, list]]) -> Iterator[Metric]:
     yield items
     yield dead
     yield oldest
+
+
+def _reconciliation_families(insurer_codes: list[str]) -> Iterator[Metric]:
+    """What the nightly reconciliation found that a person must still act on, and the lists it
+    could not read; every insurer and kind from zero, so the first duplicate is a change."""
+    findings = GaugeMetricFamily(
+        "insurehub_policy_findings_open",
+        "Reconciliation findings nobody has resolved: duplicate (a second policy for one quote, or for one "
+        "plate and period: a customer paying twice) and not_listed (a platform policy the insurer's list lacks).",
+        labels=["insurer", "kind"],
+    )
+    counts = open_findings()
+    keys = {(code, kind) for code in insurer_codes for kind in ACTIONABLE_FINDINGS} | set(counts)
+    for key in sorted(keys):
+        findings.add_metric(list(key), counts.get(key, 0))
+    unread = GaugeMetricFamily(
+        "insurehub_reconciliation_lists_unread",
+        "Agency accounts whose latest production-list check is a dead letter (FAILED or DEFERRED): "
+        "their list was not read, so portal policies and duplicates there are not seen.",
+        labels=["insurer"],
+    )
+    read = GaugeMetricFamily(
+        "insurehub_reconciliation_lists_read",
+        "Agency accounts whose latest production-list check read the whole list.",
+        labels=["insurer"],
+    )
+    for row in reconciliation_health(since=timezone.now()):
+        unread.add_metric([row.insurer_code], row.unread)
+        read.add_metric([row.insurer_code], row.read)
+    yield findings
+    yield unread
+    yield read
 
 
 def _pump_family() -> Metric:

@@ -25,6 +25,7 @@ from console.health import (
     insurer_health,
     login_lockouts,
     provider_code_conclusions,
+    reconciliation_health,
     retry_budgets,
     send_rates,
     unknown_codes_seen,
@@ -99,6 +100,7 @@ def health_dashboard(request: HttpRequest) -> HttpResponse:
         "mapping_cache_seconds": int(MAPPING_CACHE_SECONDS),
         "look_up_only_note": LOOK_UP_ONLY_TR,
         "lockouts": login_lockouts(since=health.since, now=health.now),
+        "reconciliation": reconciliation_health(since=health.since, insurer_code=insurer_code),
     }
     return render(request, "console/health.html", context)
 

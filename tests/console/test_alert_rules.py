@@ -10,9 +10,11 @@ import yaml
 from django.urls import reverse
 from django.utils import timezone
 
+from console.health import work_sources
 from console.metrics import metric_families
 from integrations.answers.taxonomy import ErrorClass, ErrorKind
 from integrations.models import Attempt, InsurerAccount, SendRateState
+from policies.models import PolicyFinding
 
 RULES_FILE = Path(__file__).resolve().parents[2] / "ops" / "prometheus" / "alerts.yml"
 DURATION = re.compile(r"^\d+[smhdwy]$")
@@ -34,14 +36,19 @@ REQUIRED_ALERTS = {
     "work pump silent": "WorkPumpSilent",
     "login lock-outs": "LoginLockoutsHigh",
     "one account guessed": "LoginGuessingAccount",
+    "open duplicate policies": "DuplicatePoliciesOpen",
+    "a production list not read": "ReconciliationListUnread",
 }
 # Label values an expression may select on, per label.
 KNOWN_VALUES = {
     "kind": {k.value for k in ErrorKind} | {"success"},
     "class": {c.value for c in ErrorClass} | {"success"},
-    "work": {"issuance", "sync"},
+    "work": {source.name for source in work_sources()},
     "scope": {"pair", "address", "username"},
 }
+# A label whose values depend on the metric: `kind` is an error kind on the attempt counters, a
+# finding's kind on the reconciliation's gauge.
+KNOWN_VALUES_BY_METRIC = {"insurehub_policy_findings_open": {"kind": {kind.value for kind in PolicyFinding.Kind}}}
 
 
 @pytest.fixture(scope="module")
@@ -138,8 +145,9 @@ def test_expressions_use_only_exported_metrics_and_labels(rules, exported):
         for metric, matchers in SELECTOR.findall(expr):
             for label, _op, value in MATCHER.findall(matchers):
                 assert label in exported.get(metric, set()), f"{metric} has no label {label}"
-                if label in KNOWN_VALUES:
-                    assert value in KNOWN_VALUES[label], f"{label}={value!r} never appears"
+                allowed = KNOWN_VALUES_BY_METRIC.get(metric, {}).get(label, KNOWN_VALUES.get(label))
+                if allowed is not None:
+                    assert value in allowed, f"{metric}: {label}={value!r} never appears"
         for group in GROUPING.findall(expr):
             for label in filter(None, (part.strip() for part in group.split(","))):
                 assert label in all_labels, f"no metric has the label {label} ({expr})"
