@@ -93,3 +93,19 @@ def test_findings_are_a_read_only_list_filtered_by_kind_agency_insurer_and_resol
     assert admin_client.get(reverse("admin:policies_policyfinding_add")).status_code == 403
     assert admin_client.get(reverse("admin:policies_policyfinding_delete", args=[cinar.pk])).status_code == 403
     assert PolicyFinding.objects.get(pk=cinar.pk).note.startswith("Şirketin kendi kanalından")
+
+
+def test_the_replay_command_replays_dead_checks_too(refused_check, monkeypatch, django_capture_on_commit_callbacks):
+    """`manage.py replay_dead_letters --model production_check` is the admin action's path."""
+    import io
+
+    from django.core.management import call_command
+
+    sent: list[int] = []
+    monkeypatch.setattr(svc, "_enqueue", sent.append)
+    out = io.StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("replay_dead_letters", "--model", "production_check", "--all", stdout=out)
+    assert f"Replayed 1 production_check dead letters, oldest first: {refused_check.pk}." in out.getvalue()
+    assert sent == [refused_check.pk]
+    assert ProductionListCheck.objects.get(pk=refused_check.pk).state == WorkState.QUEUED

@@ -7,11 +7,17 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from integrations.answers.taxonomy import ErrorKind
+from policies.models import Cancellation, ProductionListCheck
 from quotes.models import Issuance
 from sync.models import SyncItem
 from sync.services import dead_letters_replay
 
-MODELS = {"sync": SyncItem, "issuance": Issuance}
+MODELS = {
+    "sync": SyncItem,
+    "issuance": Issuance,
+    "cancellation": Cancellation,
+    "production_check": ProductionListCheck,
+}
 
 
 class Command(BaseCommand):
@@ -23,7 +29,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--id", dest="ids", type=int, action="append", metavar="N", help="record id (repeatable)")
         parser.add_argument("--kind", choices=[kind.value for kind in ErrorKind], help="error kind, e.g. unavailable")
-        parser.add_argument("--model", choices=sorted(MODELS), default="sync", help="sync items (default) or issuances")
+        parser.add_argument(
+            "--model",
+            choices=sorted(MODELS),
+            default="sync",
+            help="sync items (default), issuances, cancellations or production-list checks",
+        )
         parser.add_argument("--all", dest="everything", action="store_true", help="every dead letter of the model")
 
     def handle(self, *args: Any, **options: Any) -> None:
