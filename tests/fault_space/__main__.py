@@ -21,6 +21,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# Each money operation's search, as the suite runs it.
+SEARCHES = {
+    "issue_policy": "tests/fault_space/test_issuance_search.py",
+    "cancel_policy": "tests/fault_space/test_cancellation_search.py",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=20, help="most steps in one sequence (suite: 14)")
     parser.add_argument("--seed", type=int, help="default: a random one, printed")
     parser.add_argument("--insurer", action="append", help="search these insurers only (default: every one)")
+    parser.add_argument(
+        "--operation",
+        action="append",
+        choices=sorted(SEARCHES),
+        help="search this money operation only (default: issuance and cancellation)",
+    )
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.randrange(1, 2**31)
     report = Path(tempfile.mkstemp(prefix="fault-space-", suffix=".jsonl")[1])
@@ -44,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         env["FAULT_SPACE_INSURERS"] = ",".join(args.insurer)
     print(f"fault-space search: seed {seed}, {args.examples} sequences of up to {args.steps} steps per insurer")
     started = time.monotonic()
-    command = [sys.executable, "-m", "pytest", "tests/fault_space/test_issuance_search.py", "-p", "no:cacheprovider"]
+    modules = [SEARCHES[operation] for operation in args.operation or sorted(SEARCHES)]
+    command = [sys.executable, "-m", "pytest", *modules, "-p", "no:cacheprovider"]
     log = ROOT / "test-artifacts" / f"fault-space-{seed}.log"
     log.parent.mkdir(exist_ok=True)
     with log.open("w", encoding="utf-8") as out:
@@ -54,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     report.unlink(missing_ok=True)
     total = sum(row["sequences"] for row in rows)
     for row in rows:
-        print(f"  {row['insurer']:<10} {row['sequences']:>6} sequences {row['tries']:>8} tries")
+        print(f"  {row['operation']:<14} {row['insurer']:<10} {row['sequences']:>6} sequences")
     minutes = (time.monotonic() - started) / 60
     print(f"explored {total} sequences in {minutes:.1f} min; {'no counterexample' if status == 0 else 'FAILED'}")
     if status != 0:
@@ -63,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             f"output is in {log}.\n"
             f"Replay: python -m tests.fault_space --seed {seed} --examples {args.examples} --steps {args.steps}"
             + "".join(f" --insurer {code}" for code in args.insurer or [])
+            + "".join(f" --operation {operation}" for operation in args.operation or [])
         )
     return status
 

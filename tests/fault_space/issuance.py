@@ -80,10 +80,9 @@ class Search:
 
 
 ENV: Search | None = None
-# What the search explored, per insurer: examples (sequences) run and steps taken (read by the
-# long run's report, `python -m tests.fault_space`).
+# What the search explored, per insurer: examples (sequences) run (read by the long run's
+# report, `python -m tests.fault_space`).
 EXPLORED: Counter[str] = Counter()
-STEPS_TAKEN: Counter[str] = Counter()
 
 
 # --- the insurer's answers -----------------------------------------------------------------------
@@ -126,19 +125,22 @@ ANSWER = st.tuples(st.sampled_from(FAMILIES).flatmap(st.sampled_from), st.intege
 # Answers drawn for the first calls of a try (later calls are answered as usual): drawn up front,
 # so the choices made do not depend on how many calls the timing let a try make.
 SCRIPTED_CALLS = 3
-# The channel's names for an issuance's calls -> the sandbox's operation names.
-CALL_OPERATIONS = {"main": "issue_policy", "lookup": "issue_lookup", "poll": "issue_poll", "token": "token"}
+# The channel's names for an operation's calls -> the sandbox's operation names, per operation.
+CALL_OPERATIONS = {
+    "issue_policy": {"main": "issue_policy", "lookup": "issue_lookup", "poll": "issue_poll", "token": "token"},
+    "cancel_policy": {"main": "cancel_policy", "poll": "cancel_poll", "token": "token"},
+}
 
 
 def fault_rule(code: str, operation: str, answer: Answer, fault_kinds: frozenset[str]) -> dict | None:
     """The sandbox fault rule that gives `answer` to the insurer's next `operation` call, or None."""
     meaning, index = answer
-    send = operation == "issue_policy"
+    send = operation in ("issue_policy", "cancel_policy")  # a call that moves money, which may commit
 
     def pick(options: list) -> Any:
         return options[index % len(options)]
 
-    if meaning == "rejected" and not (send and "reject" in fault_kinds):
+    if meaning == "rejected" and not (operation == "issue_policy" and "reject" in fault_kinds):
         meaning = "refused"
     if meaning in ("commit_lost", "commit_then_error") and not send:
         meaning = {"commit_lost": "reset", "commit_then_error": "server_error"}[meaning]  # nothing to commit
@@ -192,20 +194,30 @@ def worker_clock(worker: str):
 
 
 @contextmanager
-def one_try(state: Any, code: str, answers: list[Answer], crash: tuple[str, int] | None):
-    """A worker's try whose first calls get `answers` from the insurer, killed at `crash`:
-    ("before_send", n) before its n-th request leaves, ("after_send", n) after the insurer
-    answered it but before we read the answer, ("before_store", 0) before the policy is stored."""
-    real_send, real_submitted = Channel._send, svc.work_mark_submitted
+def one_try(
+    state: Any,
+    code: str,
+    answers: list[Answer],
+    crash: tuple[str, int] | None,
+    *,
+    operation: str = "issue_policy",
+    stores: Any = svc,
+):
+    """A worker's try of `operation` whose first calls get `answers` from the insurer, killed at
+    `crash`: ("before_send", n) before its n-th request leaves, ("after_send", n) after the
+    insurer answered it but before we read the answer, ("before_store", 0) before the result is
+    stored (by `stores`, the service module whose `work_mark_submitted` stores it)."""
+    calls = CALL_OPERATIONS[operation]
+    real_send, real_submitted = Channel._send, stores.work_mark_submitted
     point, exchange = crash or (None, -1)
     seen = [0]
 
     def send(self: Channel, call: Any, read_timeout: float) -> Any:
         number = seen[0]
         seen[0] += 1
-        operation = CALL_OPERATIONS.get(call.name)
-        if number < len(answers) and operation in state.operations:
-            rule_ = fault_rule(code, operation, answers[number], state.fault_kinds)
+        sandbox_operation = calls.get(call.name)
+        if number < len(answers) and sandbox_operation in state.operations:
+            rule_ = fault_rule(code, sandbox_operation, answers[number], state.fault_kinds)
             if rule_ is not None:
                 state.add_faults([rule_])
         if point == "before_send" and number == exchange:
@@ -220,12 +232,12 @@ def one_try(state: Any, code: str, answers: list[Answer], crash: tuple[str, int]
 
     Channel._send = send  # type: ignore[method-assign]
     if point == "before_store":
-        svc.work_mark_submitted = submitted
+        stores.work_mark_submitted = submitted
     try:
         yield
     finally:
         Channel._send = real_send  # type: ignore[method-assign]
-        svc.work_mark_submitted = real_submitted
+        stores.work_mark_submitted = real_submitted
         state.clear_faults()  # a scripted answer the try did not use is not kept for the next one
 
 
@@ -293,7 +305,6 @@ class IssuanceSearch(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         EXPLORED[self.env.insurer] += 1
-        STEPS_TAKEN[self.env.insurer] += len(self.trace)
         try:
             self._settle_and_check()
         finally:

@@ -41,29 +41,31 @@ def search_settings() -> settings:
     )
 
 
+def run_search(machine: type) -> None:
+    """Run a state machine under the search's settings (and the long run's seed, when given)."""
+    run = lambda: run_state_machine_as_test(machine, settings=search_settings())  # noqa: E731
+    if SEED is not None:
+        from hypothesis import seed
+
+        run = seed(int(SEED))(run)
+    run()
+
+
+def record_explored(operation: str, code: str, sequences: int) -> None:
+    """For the long run's report: how many sequences one insurer's search explored."""
+    report = os.environ.get("FAULT_SPACE_REPORT")
+    if report:
+        with open(report, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"operation": operation, "insurer": code, "sequences": sequences}) + "\n")
+
+
 @pytest.mark.parametrize("code", INSURERS)
 def test_no_fault_sequence_makes_two_policies_or_a_wrong_state(sandbox, agents, code):
     """At every step: one policy per quote and per request at most, the platform's state never
     ahead of the insurer's, no send beyond the budget; at the end, the two agree."""
     issuance.ENV = issuance.Search(sandbox=sandbox, agents=agents, insurer=code)
     try:
-        if SEED is not None:
-            from hypothesis import seed
-
-            run = seed(int(SEED))(
-                lambda: run_state_machine_as_test(issuance.IssuanceSearch, settings=search_settings())
-            )
-            run()
-        else:
-            run_state_machine_as_test(issuance.IssuanceSearch, settings=search_settings())
+        run_search(issuance.IssuanceSearch)
     finally:
         issuance.ENV = None
-        report = os.environ.get("FAULT_SPACE_REPORT")
-        if report:
-            with open(report, "a", encoding="utf-8") as out:
-                out.write(
-                    json.dumps(
-                        {"insurer": code, "sequences": issuance.EXPLORED[code], "tries": issuance.STEPS_TAKEN[code]}
-                    )
-                    + "\n"
-                )
+        record_explored("issue_policy", code, issuance.EXPLORED[code])
