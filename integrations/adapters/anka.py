@@ -46,6 +46,7 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorKind, Reason, Refusal
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
+from integrations.masking import mask_and_cut
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, KASKO_OPTION_FIELDS, VEHICLE_FIELDS
 from integrations.pacing.waits import hint_from_retry_after
 
@@ -89,7 +90,7 @@ def _cancellation(body: Any) -> Cancellation:
     if not isinstance(body, dict):
         raise TypeError(f"cancellation is a {type(body).__name__}")
     if body.get("status") != "CANCELLED":
-        raise ValueError(f"cancellation status {body.get('status')!r}"[:200])
+        raise ValueError(mask_and_cut(f"cancellation status {body.get('status')!r}", 200))
     return Cancellation(
         policy_no=text(body["policy_no"]),
         refund=parse_money(body["refund"]),
@@ -342,7 +343,9 @@ class AnkaAdapter(InsurerAdapter):
         if not isinstance(items, list):
             raise ValueError(f"items is a {type(items).__name__}, not a list")
         if not isinstance(pages, int) or isinstance(pages, bool) or pages < 0:
-            raise ValueError(f"pages is {pages!r}"[:200])
+            raise ValueError(mask_and_cut(f"pages is {pages!r}", 200))
         if body.get("page", page) != page or (items and page > pages):
-            raise ValueError(f"answer of page {body.get('page')!r} of {pages}, asked for page {page}"[:200])
+            raise ValueError(
+                mask_and_cut(f"answer of page {body.get('page')!r} of {pages}, asked for page {page}", 200)
+            )
         return [_listed(item) for item in items], (page + 1 if page < pages else None)

@@ -346,7 +346,7 @@ def parse_answer_date(value: Any) -> date:
     """A date the answer must carry (the day a cancellation takes effect): unreadable is malformed."""
     parsed = parse_policy_date(value)
     if parsed is None:
-        raise ValueError(f"not a date: {value!r}"[:200])
+        raise ValueError(mask_and_cut(f"not a date: {value!r}", 200))
     return parsed
 
 

@@ -613,11 +613,11 @@ class BogaziciAdapter(InsurerAdapter):
             raise _own_field(refusal, LIST_ELEMENTS) from None
         pages_text = _required(result, "ToplamSayfa")
         if not pages_text.isascii() or not pages_text.isdigit():
-            raise ValueError(f"ToplamSayfa is {pages_text!r}"[:200])
+            raise ValueError(mask_and_cut(f"ToplamSayfa is {pages_text!r}", 200))
         pages = int(pages_text)
         answered = _child_text(result, "Sayfa")
         if answered not in (None, str(page)):
-            raise ValueError(f"answer of Sayfa {answered!r}, asked for {page}"[:200])
+            raise ValueError(mask_and_cut(f"answer of Sayfa {answered!r}, asked for {page}", 200))
         listed = result.find(_q("Policeler"))
         if listed is None and page <= pages:
             raise ValueError("no <Policeler> in a page of the list")

@@ -55,6 +55,7 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
+from integrations.masking import mask_and_cut
 from integrations.pacing.waits import hint_from_retry_after, parse_delay_seconds
 
 T = TypeVar("T")
@@ -390,7 +391,7 @@ def _read_cancellation(reply: Reply) -> Cancellation:
         except Refusal as refusal:
             raise _cancel_list_refusal(refusal) from None
     if data.get("durum") != "IPTAL":
-        raise ValueError(f"a cancellation's durum is {data.get('durum')!r}"[:200])
+        raise ValueError(mask_and_cut(f"a cancellation's durum is {data.get('durum')!r}", 200))
     return Cancellation(
         policy_no=text(data["police_no"]),
         refund=parse_money(data["iade_prim"]),
@@ -423,9 +424,9 @@ def _page_reader(page: int) -> Callable[[Reply], tuple[list[ListedPolicy], int |
         if not isinstance(items, list):
             raise ValueError(f"policeler is a {type(items).__name__}, not a list")
         if not isinstance(pages, int) or isinstance(pages, bool) or pages < 0:
-            raise ValueError(f"toplam_sayfa is {pages!r}"[:200])
+            raise ValueError(mask_and_cut(f"toplam_sayfa is {pages!r}", 200))
         if data.get("sayfa", page) != page or (items and page > pages):
-            raise ValueError(f"answer of sayfa {data.get('sayfa')!r} of {pages}, asked for {page}"[:200])
+            raise ValueError(mask_and_cut(f"answer of sayfa {data.get('sayfa')!r} of {pages}, asked for {page}", 200))
         return [_listed(item) for item in items], (page + 1 if page < pages else None)
 
     return read

@@ -544,7 +544,7 @@ class DenizAdapter(InsurerAdapter):
             raise ValueError(f"items is a {type(items).__name__}, not a list")
         if following is not None and (not isinstance(following, str) or not following or following == cursor):
             # A cursor that names no page, or this one again, would read the list forever.
-            raise ValueError(f"next_cursor is {following!r}"[:200])
+            raise ValueError(mask_and_cut(f"next_cursor is {following!r}", 200))
         return [_listed(item) for item in items], following
 
 
@@ -703,14 +703,14 @@ def _cancellation_state(body: Any, policy_no: Any) -> _CancellationState:
         raise Refusal("MALFORMED_BODY", "cancellation is not a JSON object")
     status = body["status"]
     if status not in CANCELLATION_STATES:
-        raise ValueError(f"unknown cancellation status {status!r}"[:200])
+        raise ValueError(mask_and_cut(f"unknown cancellation status {status!r}", 200))
     cancellation_id = text(body["cancellation_id"])
     if status == REJECTED:
         reason = str(body.get("reason") or "gerekçe bildirilmedi")
         # Deniz's verdict on the cancellation itself: the policy stands, nothing was refunded.
         raise Refusal(
             REJECTED,
-            f"İptal talebi reddedildi: {reason}"[:300],
+            mask_and_cut(f"İptal talebi reddedildi: {reason}", 300),
             kind=ErrorKind.BUSINESS_REJECT,
             ambiguous=False,
             settles_issuance=True,

@@ -116,10 +116,10 @@ def coverage_entry(
 def coverage_days(value: Any) -> int:
     """A cover's days (a replacement car's): a whole number, 0 to 365."""
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ValueError(f"coverage days is not a number: {value!r}"[:200])
+        raise ValueError(mask_and_cut(f"coverage days is not a number: {value!r}", 200))
     text = str(value).strip()
     if not text.isascii() or not text.isdigit() or not 0 <= int(text) <= 365:
-        raise ValueError(f"coverage days out of range: {value!r}"[:200])
+        raise ValueError(mask_and_cut(f"coverage days out of range: {value!r}", 200))
     return int(text)
 
 

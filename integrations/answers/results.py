@@ -186,15 +186,15 @@ class ListedPolicy(_Result):
     def __post_init__(self) -> None:
         _check_text("policy_no", self.policy_no, MAX_NUMBER_LENGTH)
         if not isinstance(self.quote_no, str) or len(self.quote_no) > MAX_NUMBER_LENGTH:
-            raise ValueError(f"quote_no is not a usable text: {self.quote_no!r}"[:200])
+            raise ValueError(mask_and_cut(f"quote_no is not a usable text: {self.quote_no!r}", 200))
         if self.product not in PRODUCTS:
-            raise ValueError(f"unknown product: {self.product!r}"[:200])
+            raise ValueError(mask_and_cut(f"unknown product: {self.product!r}", 200))
         if not isinstance(self.status, PolicyStatus):
             raise ValueError(f"unknown policy status: {self.status!r}")
         if self.premium is not None and not (
             isinstance(self.premium, Decimal) and self.premium.is_finite() and 0 <= self.premium < MAX_PREMIUM
         ):
-            raise ValueError(f"premium out of range: {self.premium!r}"[:200])
+            raise ValueError(mask_and_cut(f"premium out of range: {self.premium!r}", 200))
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from insurehub.errors import Conflict, Invalid
 from integrations.answers.taxonomy import InsurerError
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run, new_reference
 from integrations.calling.engine import IssuanceHistory, Outcome
+from integrations.masking import mask_and_cut
 from integrations.operations import CANCEL_REASONS
 from integrations.retry_policies import policy_for
 from integrations.work.item import WorkState
@@ -225,7 +226,7 @@ def _cancellation_stored(cancellation: Cancellation, outcome: Outcome) -> None:
 def _cancellation_note(cancellation: Cancellation, error: InsurerError, outcome: Outcome | None) -> str:
     maybe_sent = Cancellation.objects.values_list("maybe_sent", flat=True).get(pk=cancellation.pk)
     if maybe_sent and (outcome is None or outcome.outcome == "unknown" or error.ambiguous):
-        return f"{UNKNOWN_OUTCOME_MESSAGE} ({error.provider_code}: {error.message})"[:300]
+        return mask_and_cut(f"{UNKNOWN_OUTCOME_MESSAGE} ({error.provider_code}: {error.message})", 300)
     return error.message
 
 

@@ -34,6 +34,7 @@ from django.utils import timezone
 from integrations.answers.results import ListedPolicy, PolicyListing
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from integrations.calling.engine import Outcome
+from integrations.masking import mask_and_cut
 from integrations.models import InsurerAccount
 from integrations.operations import POLICY_LIST_MAX_DAYS
 from integrations.retry_policies import policy_for
@@ -262,7 +263,9 @@ def _duplicates_of(policy: Policy, *, quote_no: str) -> list[PolicyFinding]:
 def _finding(kind: str, policy: Policy, *, original: Policy | None = None, note: str = "") -> list[PolicyFinding]:
     """The finding, once: a policy found again the next night is not a new one."""
     finding, created = PolicyFinding.objects.get_or_create(
-        kind=kind, policy=policy, defaults={"agency_id": policy.agency_id, "original": original, "note": note[:300]}
+        kind=kind,
+        policy=policy,
+        defaults={"agency_id": policy.agency_id, "original": original, "note": mask_and_cut(note, 300)},
     )
     return [finding] if created else []
 

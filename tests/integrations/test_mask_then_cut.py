@@ -59,6 +59,8 @@ ALLOWED_CUTS = {
     ("integrations/calling/channel.py", "text[:-size]"): "a credential's head dropped at the end",
     ("integrations/calling/calls.py", "value[-4:]"): "an API key's last four, to name an ad-hoc account",
     ("integrations/adapters/bogazici.py", "reply.content[:256]"): "bytes sniffed for an HTML page, never kept",
+    ("customers/erasure.py", "f'X{customer_pk:010d}'[-11:]"): "a placeholder made of a key, no input in it",
+    ("quotes/services/comparison_pdf.py", "text[:limit - 1]"): "a name printed in a PDF cell, masked before",
 }
 
 

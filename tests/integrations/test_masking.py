@@ -24,6 +24,9 @@ SEPARATORS = ["", "", "", " ", ".", "-", "\u00a0", "\u202f", "\u2009", "\\xa0", 
 # A masked identity shows five digits (three and two); six of it in a row are most of one.
 MOST_OF_ONE = 6
 _ESCAPED_SPACE_RE = re.compile(r"\\{1,2}(?i:x(?:a0|00)|u(?:00a0|2007|2009|202f|0000))")
+# Any other escape (`repr` writes an unprintable character of the text around the number as
+# `\U000dbdba`): its hex digits are not the identity's, and it separates like any character.
+_OTHER_ESCAPE_RE = re.compile(r"\\{1,2}(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
 # Arbitrary text around the number, without ASCII digits: any digit left in the output is one
 # of the identity's.
 context = st.text(alphabet=st.characters(exclude_characters="0123456789", exclude_categories=("Cs",)), max_size=60)
@@ -39,7 +42,7 @@ def spaced(draw, number: str) -> str:
 def surviving_runs(identity: str, output: str) -> list[str]:
     """Six-digit stretches of `identity` still readable in `output`, whatever sits between its
     digits (a masked digit, `*`, breaks a stretch; an escaped space such as `\\xa0` is no digit)."""
-    digits = re.sub(r"[^0-9*]", "", _ESCAPED_SPACE_RE.sub("", output))
+    digits = re.sub(r"[^0-9*]", "", _OTHER_ESCAPE_RE.sub("*", _ESCAPED_SPACE_RE.sub("", output)))
     width = MOST_OF_ONE
     return [identity[i : i + width] for i in range(len(identity) - width + 1) if identity[i : i + width] in digits]
 

@@ -17,7 +17,7 @@ from integrations.work.services import work_claim
 from quotes.models import Policy
 from sync import services as svc
 from sync.models import SyncItem, SyncRun
-from sync.schedules import ensure_schedules
+from sync.schedules import SCHEDULES, ensure_schedules
 
 pytestmark = pytest.mark.django_db
 
@@ -340,7 +340,7 @@ def test_schedules_are_created_once(db):
 
     nightly = Schedule.objects.get(func="sync.tasks.sync_nightly")
     pump = Schedule.objects.get(func="sync.tasks.work_pump")
-    assert Schedule.objects.count() == 5
+    assert Schedule.objects.count() == len(SCHEDULES)
     assert (nightly.schedule_type, nightly.cron) == (Schedule.CRON, "0 2 * * *")
     assert nightly.next_run == nightly_next_run > timezone.now()
     local = nightly.next_run.astimezone(ZoneInfo("Europe/Istanbul"))
