@@ -31,6 +31,7 @@ import dataclasses
 import datetime
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -188,4 +189,16 @@ class ReadinessView(HealthCheckView):
         return JsonResponse(body, status=503 if failed else 200, json_dumps_params={"ensure_ascii": False})
 
 
-readyz = async_to_sync(ReadinessView.as_view())
+_readiness = async_to_sync(ReadinessView.as_view())
+
+
+def readyz(request: HttpRequest) -> HttpResponse:
+    """The readiness view, from a synchronous caller. A caller whose thread already runs an event
+    loop (a test driving a browser through Playwright's sync API; an async server) cannot wait on
+    another one there, so the checks run from a thread of their own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _readiness(request)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="readyz") as pool:
+        return pool.submit(_readiness, request).result()
