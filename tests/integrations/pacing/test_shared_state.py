@@ -36,25 +36,42 @@ def state(make_state):
     return make_state()
 
 
-def test_slots_are_spaced_by_the_rate_across_threads(state):
-    """Twenty threads reserving at once get twenty distinct slots, 1/rate apart."""
-    waits: list[float] = []
+def test_slots_are_spaced_by_the_rate_across_threads(make_state, request):
+    """Twenty threads reserving at once get twenty distinct slots, 1/rate apart (a lost update
+    would show as a gap of zero). At one send a second the gaps are wide beside a busy
+    machine's scheduling noise; nothing sleeps, the waits are only reckoned.
+
+    A slot is a moment: the clock reading the wait was reckoned from, plus the wait. On SQLite
+    the worker reads its clock before it queues for the database's write lock, so two waits
+    differ by the slots' gap *and* by how long each thread queued; comparing waits alone fails
+    whenever the machine is busy, though every caller sends at or after its slot."""
+    readings = threading.local()
+
+    def recording_clock() -> float:
+        readings.last = time.time()
+        return readings.last
+
+    backend = request.node.callspec.params["make_state"]
+    state = DatabaseSharedState(clock=recording_clock) if backend == "database" else make_state()
+    slots: list[float] = []
     lock = threading.Lock()
 
     def reserve():
-        wait = state.reserve_send_slot("anka:A1", initial_rate=10.0, ceiling=10.0, max_wait=None)
+        wait = state.reserve_send_slot("anka:A1", initial_rate=1.0, ceiling=1.0, max_wait=None)
+        # Redis reckons from its own TIME inside one atomic script, a moment after the call.
+        reckoned_from = readings.last if backend == "database" else time.time()
         with lock:
-            waits.append(wait)
+            slots.append(reckoned_from + wait)
 
     threads = [threading.Thread(target=reserve) for _ in range(20)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    waits.sort()
-    gaps = [b - a for a, b in itertools.pairwise(waits)]
-    assert len(waits) == 20
-    assert all(gap == pytest.approx(0.1, abs=0.03) for gap in gaps)
+    slots.sort()
+    gaps = [b - a for a, b in itertools.pairwise(slots)]
+    assert len(slots) == 20
+    assert all(gap == pytest.approx(1.0, abs=0.1) for gap in gaps), gaps
 
 
 def test_a_burst_goes_at_once_then_the_rate_spaces_the_rest(state):
