@@ -357,7 +357,7 @@ def _g(value: float | None) -> str:
 
 
 def summary_text(results: dict[str, Any]) -> list[str]:
-    """The summary as plain lines for the console (and for README's Performance table)."""
+    """The summary as plain lines for the console (and for docs/performance.md's table)."""
     meta = results["meta"]
     lines = [
         f"bench summary ({meta['mode']} run, commit {meta.get('commit') or '?'}; {bare_call_text(meta)}"

@@ -1,8 +1,8 @@
 """Scenario 7 — scale-out: the nightly sync on one qcluster, then on two, PostgreSQL + Redis.
 
-The setup of README "Scale-out": a throw-away PostgreSQL cluster for the data, a throw-away Redis
-as django-q2's broker and as the shared send-rate / retry-budget state, and real
-`manage.py qcluster` processes ("machines"). One agency's policies at Anka, whose contract (and
+The setup of docs/reliability.md ("One machine, or several"): a throw-away PostgreSQL cluster for
+the data, a throw-away Redis as django-q2's broker and as the shared send-rate / retry-budget
+state, and real `manage.py qcluster` processes ("machines"). One agency's policies at Anka, whose contract (and
 the sandbox's bucket for it) is far above what the clusters can do, so the contract never binds;
 the insurer answers in 200–400 ms, so what binds is the workers: each cluster runs
 `workers` django-q2 workers, each drain task keeps `drain_threads` tries in flight. The same

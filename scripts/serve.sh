@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Serve the site in production: migrate, collect static files, then gunicorn in the foreground.
-# Needs the production secrets (README, Configuration); refuses to start without them. TLS is the
+# Needs the production secrets (docs/configuration.md, docs/operations.md); refuses to start without them. TLS is the
 # job of a proxy in front (nginx, a load balancer) that sets X-Forwarded-Proto.
 set -euo pipefail
 cd "$(dirname "$0")/.."

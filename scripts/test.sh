@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one test command (README; `.ci/run` calls it). Installs what the tests need (Python
+# The one test command (README, docs/testing.md; `.ci/run` calls it). Installs what the tests need (Python
 # packages in .venv; Chromium, Redis and PostgreSQL from Debian's packages), then runs:
 #   1. the whole suite on the embedded default (SQLite, ORM broker);
 #   2. the scale-out and chaos suites (-m "scaleout or chaos") on PostgreSQL, with Redis as

@@ -1,8 +1,8 @@
-"""The layers of the house, kept by reading every product module's imports (issue 11).
+"""The layers of the house, kept by reading every product module's imports (docs/architecture.md).
 
 From the bottom up: `insurehub` and `agencies` (project plumbing, who works for which agency);
 `integrations` (calling insurers, pacing, the attempt log); the desk's apps (`quotes`, `sync`,
-`customers`, `documents`, `notifications`); the operator `console` on top. A package may import
+`customers`, `documents`, `notifications`, `policies`); the operator `console` on top. A package may import
 its own layer and those below, never above. The sandbox (the insurers' side), the bench and the
 tests stand beside: they may import product code, product code never imports them.
 

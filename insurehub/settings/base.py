@@ -66,7 +66,7 @@ INSTALLED_APPS = [
     "documents",
     "notifications",
     "policies",
-    # The operator console reads every app above: it comes last (issue 11: the top layer).
+    # The operator console reads every app above: it comes last (the top layer, docs/architecture.md).
     "console",
 ]
 
@@ -300,7 +300,7 @@ REST_FRAMEWORK = {
     # Application errors (insurehub.errors) and DoesNotExist answered in one place, not per view.
     "EXCEPTION_HANDLER": "insurehub.api_errors.exception_handler",
     # Quote requests fan out to every insurer: per user and per agency (quotes/api/throttles.py).
-    # Counted in the default cache, i.e. per web process unless CACHES points at a shared one.
+    # Counted in the default cache, which is shared by every process (CACHES below: Redis or a table).
     "DEFAULT_THROTTLE_RATES": {
         "quote_create_user": os.environ.get("API_QUOTE_RATE_PER_USER", "30/min"),
         "quote_create_agency": os.environ.get("API_QUOTE_RATE_PER_AGENCY", "300/min"),

@@ -1,7 +1,7 @@
 """The bounded fault-space search over issuance, in the normal suite: a fixed seed, a few minutes.
 
-`python -m tests.fault_space` runs the same search for longer, with any seed (README →
-docs/issuance-safety.md). A counterexample it finds becomes a plain test in
+`python -m tests.fault_space` runs the same search for longer, with any seed
+(docs/issuance-safety.md, "Running it"). A counterexample it finds becomes a plain test in
 `tests/fault_space/test_issuance_counterexamples.py`.
 """
 

@@ -1,8 +1,8 @@
 """Scale-out: two qcluster "machines" sync a few thousand policies on PostgreSQL + Redis; one dies.
 
-The setup of README "Scale-out": PostgreSQL for the data, Redis as django-q2's broker and as the
-shared send-rate / retry-budget state, several `qcluster` processes. Throughput is the
-benchmarks' business; here only correctness under a crash is asserted.
+The setup of docs/reliability.md ("One machine, or several"): PostgreSQL for the data, Redis as
+django-q2's broker and as the shared send-rate / retry-budget state, several `qcluster`
+processes. Throughput is the benchmarks' business; here only correctness under a crash is asserted.
 """
 
 from __future__ import annotations
