@@ -39,6 +39,13 @@ LATENCY = Histogram(
     registry=_registry,
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
 )
+
+
+def registry() -> CollectorRegistry:
+    """This process's registry, for other per-process counters that /metrics shows beside these."""
+    return _registry
+
+
 METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 

@@ -9,9 +9,11 @@ from django.contrib import admin
 from django.urls import path
 
 from console import views
+from console.csp_reports import csp_report
 
 urlpatterns = [
     path("metrics", views.metrics_view, name="metrics"),
+    path("csp-rapor/", csp_report, name="csp_report"),
     path(
         "admin/integrations/health/",
         admin.site.admin_view(views.health_dashboard),

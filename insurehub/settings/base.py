@@ -118,6 +118,8 @@ CONTENT_SECURITY_POLICY = {
         "base-uri": [NONE],
         "form-action": [SELF],
         "frame-ancestors": [NONE],
+        # Browsers report each refusal here (console/csp_reports.py): logged and counted.
+        "report-uri": "/csp-rapor/",
     },
 }
 

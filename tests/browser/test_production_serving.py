@@ -238,3 +238,18 @@ def test_gunicorn_pushes_answers_to_the_results_page(browser, production_site):
         csp_watch.assert_clean()
     finally:
         context.close()
+
+
+def test_the_access_log_masks_identity_numbers_in_urls(production_site, tmp_path):
+    """gunicorn writes each request line whole; a TCKN in a query (an old bookmark, a client that
+    still searches by GET) reaches the log store masked, as every other log line is."""
+    base_url, _ = production_site
+    answer = requests.get(base_url + "/musteriler/?q=10000000146&vkn=1234567890", timeout=10, allow_redirects=True)
+    assert answer.status_code == 200  # the login page, with the query carried in `next`
+    log = tmp_path / "serve.log"
+    wait_until(lambda: "/musteriler/" in log.read_text(errors="replace"), timeout=10)
+    text = log.read_text(errors="replace")
+    access_lines = [line for line in text.splitlines() if "/musteriler/" in line or "next=" in line]
+    assert access_lines, text
+    assert "10000000146" not in text, access_lines
+    assert "100******46" in text, access_lines
