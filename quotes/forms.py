@@ -179,7 +179,26 @@ class KaskoForm(QuoteRequestForm):
 
 
 class DaskForm(QuoteRequestForm):
+    """DASK asks in two steps: the UAVT code's address shown (`dask_address_check`), then, once
+    the agent has confirmed it with the customer, the quote. `confirmed_uavt` carries the code
+    that was confirmed: a code changed after the address was shown must be shown again."""
+
     product = Product.DASK.value
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["confirmed_uavt"] = forms.CharField(required=False, max_length=16, widget=forms.HiddenInput)
+
+    @property
+    def address_confirmed(self) -> bool:
+        confirmed = "".join(str(self.cleaned_data.get("confirmed_uavt") or "").split())
+        code = "".join(str(self.cleaned_data.get("uavt_code") or "").split())
+        return bool(code) and confirmed == code
+
+    def confirm_address_of(self, uavt_code: str) -> None:
+        """Show the form again with the address of `uavt_code`; the next submit confirms it."""
+        self.data = self.data.copy()
+        self.data["confirmed_uavt"] = uavt_code
 
 
 QUOTE_FORMS: dict[str, type[QuoteRequestForm]] = {form.product: form for form in (TrafikForm, KaskoForm, DaskForm)}

@@ -39,11 +39,14 @@ def _plate_or_owner(search: str) -> Q:
 OUTCOME_PENDING = "bekliyor"
 OUTCOME_QUOTED = "teklif"
 OUTCOME_ISSUED = "police"
+OUTCOME_REFUSED = "teklif-yok"
 OUTCOME_NO_ANSWER = "yanit-yok"
 OUTCOME_LABELS = {
     OUTCOME_PENDING: "Bekliyor",
     OUTCOME_QUOTED: "Teklif alındı",
     OUTCOME_ISSUED: "Poliçeleşti",
+    # Insurers answered, and said no (a bad UAVT code, a declined risk): not the same as silence.
+    OUTCOME_REFUSED: "Teklif verilmedi",
     OUTCOME_NO_ANSWER: "Yanıt yok",
 }
 
@@ -83,6 +86,7 @@ def quote_request_list(
                     deadline_at__gt=timezone.now(),
                     then=Value(OUTCOME_PENDING),
                 ),
+                When(Exists(rows.filter(state=InsurerQuote.State.FAILED)), then=Value(OUTCOME_REFUSED)),
                 default=Value(OUTCOME_NO_ANSWER),
                 output_field=CharField(),
             ),

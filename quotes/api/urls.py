@@ -4,7 +4,7 @@ a JSON 404 like an unknown one rather than Django's HTML page."""
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from quotes.api import comparison, views
+from quotes.api import comparison, dask_address, views
 
 app_name = "api"
 
@@ -24,6 +24,7 @@ urlpatterns = [
         name="insurer-quote-issue",
     ),
     path("issuances/<str:issuance_id>/", views.IssuanceDetailApi.as_view(), name="issuance-detail"),
+    path("dask/address/", dask_address.DaskAddressApi.as_view(), name="dask-address"),
     path("policies/", views.PolicyListApi.as_view(), name="policies"),
     path("policies/<str:policy_id>/", views.PolicyDetailApi.as_view(), name="policy-detail"),
     path("renewals/", views.RenewalListApi.as_view(), name="renewals"),

@@ -267,6 +267,7 @@ def _ask(row: InsurerQuote) -> None:
     # Shown beside the DASK quote, so the agent confirms the UAVT code is the customer's building.
     confirmed: dict[str, str] = {}
     outcome: Outcome | None = None
+    failed_at: Operation | None = None
     recorder = _AnswerRecorder()
     try:
         for index, (operation, max_attempts) in enumerate(zip(operations, attempt_caps, strict=True)):
@@ -290,6 +291,7 @@ def _ask(row: InsurerQuote) -> None:
                 recorder=recorder,
             )
             if not outcome.ok:
+                failed_at = operation
                 break
             if operation is Operation.DASK_ADDRESS:
                 data["building_id"] = outcome.result.building_id
@@ -300,14 +302,24 @@ def _ask(row: InsurerQuote) -> None:
     assert outcome is not None
     with transaction.atomic():
         recorder.write()
-        _store_outcome(row, outcome, extra_details=confirmed)
+        _store_outcome(row, outcome, extra_details=confirmed, failed_at=failed_at)
 
 
 QUOTE_CURRENCY = "TRY"
 NOT_TRY_MESSAGE = "Şirket teklifi TL dışında bir para biriminde ({currency}) verdi; TL tekliflerle karşılaştırılamaz."
 
 
-def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[str, str] | None = None) -> None:
+# A DASK address check's "not found" is about the UAVT code, whatever the insurer's generic words.
+ADDRESS_NOT_FOUND_MESSAGE = "Bu UAVT adres kodu şirketin adres kayıtlarında yok. Kodu kontrol edin."
+
+
+def _store_outcome(
+    row: InsurerQuote,
+    outcome: Outcome,
+    *,
+    extra_details: dict[str, str] | None = None,
+    failed_at: Operation | None = None,
+) -> None:
     now = timezone.now()
     live = InsurerQuote.objects.filter(id=row.id).exclude(state__in=InsurerQuote.FINAL_STATES)
     if outcome.ok and outcome.result.currency != QUOTE_CURRENCY:
@@ -339,12 +351,20 @@ def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[s
     error = outcome.error
     assert error is not None
     no_answer = error.error_class is not ErrorClass.PERMANENT
+    if no_answer:
+        message = _no_answer_message(error)
+    elif failed_at is Operation.DASK_ADDRESS and (
+        error.kind is ErrorKind.NOT_FOUND or (error.kind is ErrorKind.VALIDATION and error.field == "uavt_code")
+    ):
+        message = ADDRESS_NOT_FOUND_MESSAGE
+    else:
+        message = plain_message(error)
     live.update(
         state=InsurerQuote.State.NO_ANSWER if no_answer else InsurerQuote.State.FAILED,
         error_class=error.error_class.value,
         error_kind=error.kind.value,
         provider_code=mask_and_cut(error.provider_code, 64),
-        message=mask_and_cut(_no_answer_message(error) if no_answer else plain_message(error), 300),
+        message=mask_and_cut(message, 300),
         provider_message=mask_and_cut(error.message, 300),
         finished_at=now,
     )

@@ -24,8 +24,9 @@ from insurehub.cache_slots import SlotsUnavailable
 from insurehub.desk_errors import desk_errors
 from integrations.work.item import WorkState
 from quotes import live, selectors
-from quotes.forms import PRODUCTS, QUOTE_FORMS
+from quotes.forms import PRODUCTS, QUOTE_FORMS, DaskForm
 from quotes.models import QuoteRequest
+from quotes.services.dask_address import dask_address_check
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
 from quotes.views.common import fragment_login_required, page_of, search_recall, search_redirect
 from quotes.views.policies import list_query
@@ -47,7 +48,14 @@ def quote_request_new(request: HttpRequest, product: str = "trafik") -> HttpResp
         form = form_class(request.POST, customers=customers)
     else:
         form = form_class(initial=_preselected_customer(request, customers), customers=customers)
-    if request.method == "POST" and form.is_valid():
+    address_check = None
+    if request.method == "POST" and form.is_valid() and isinstance(form, DaskForm) and not form.address_confirmed:
+        # DASK's first step: the code's address, shown for the agent to confirm before pricing.
+        with desk_errors(form) as outcome:
+            address_check = dask_address_check(user=request.user, uavt_code=form.cleaned_data.get("uavt_code"))
+        if outcome.ok:
+            form.confirm_address_of(address_check.uavt_code)
+    elif request.method == "POST" and form.is_valid():
         # A new customer typed into the form is saved with the request, or not at all.
         with desk_errors(form) as outcome, transaction.atomic():
             customer = form.customer
@@ -58,7 +66,8 @@ def quote_request_new(request: HttpRequest, product: str = "trafik") -> HttpResp
             )
         if outcome.ok:
             return redirect("quote_request_detail", public_id=quote_request.public_id)
-    return render(request, "quotes/quote_request_new.html", {"form": form, "product": product, "products": PRODUCTS})
+    context = {"form": form, "product": product, "products": PRODUCTS, "address_check": address_check}
+    return render(request, "quotes/quote_request_new.html", context)
 
 
 def _preselected_customer(request: HttpRequest, customers: QuerySet[Customer]) -> dict[str, str]:

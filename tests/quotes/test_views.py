@@ -196,9 +196,11 @@ def test_wrong_password_is_refused_in_turkish(agents):
     ],
 )
 def test_each_product_has_its_turkish_form(desk, product, labels):
-    """Each product tab shows its own fields with Turkish labels and the "Teklif al" button."""
+    """Each product tab shows its own fields with Turkish labels and its first button: "Teklif al",
+    or for DASK "Adresi göster" (the address is confirmed before pricing)."""
     page = desk.get(reverse("quote_request_new", args=[product])).content.decode()
-    for label in [*labels, "Teklif al"]:
+    button = "Adresi göster" if product == "dask" else "Teklif al"
+    for label in [*labels, f">{button}</button>"]:
         assert label in page, label
 
 
@@ -279,8 +281,10 @@ def test_valid_request_is_stored_and_queued_without_calling_insurers(desk, sandb
 
 
 def test_dask_request_is_stored(desk):
-    """A valid DASK form (address code and building details) becomes a request."""
+    """A valid DASK form (address code and building details) whose address was confirmed becomes a
+    request (tests/quotes/test_dask_address.py: the step before)."""
     data = {**samples.DASK_ADDRESS, **{k: str(v) for k, v in samples.DASK_RISK.items()}}
+    data["confirmed_uavt"] = data["uavt_code"]
     response = desk.post(reverse("quote_request_new", args=["dask"]), data)
     assert response.status_code == 302
     assert QuoteRequest.objects.get().product == "dask"
