@@ -22,7 +22,7 @@ PY="${PYTHON:-.venv/bin/python}"
 # workers × threads must cover the agents watching answers at once plus the pages being served:
 # 2 × 48 serves about 80 agents waiting on quotes. The timeout outlives the slowest page; SIGTERM
 # lets requests in progress finish for up to WEB_GRACEFUL_TIMEOUT seconds (a cut stream reconnects).
-# The access log masks identity numbers in URLs (insurehub/gunicorn_logger.py).
+# The access log masks identity numbers in URLs (console/access_log.py).
 exec "$PY" -m gunicorn insurehub.wsgi:application \
     --bind "${WEB_BIND:-127.0.0.1:8000}" \
     --worker-class gthread \
@@ -34,6 +34,6 @@ exec "$PY" -m gunicorn insurehub.wsgi:application \
     --max-requests "${WEB_MAX_REQUESTS:-2000}" \
     --max-requests-jitter 200 \
     --access-logfile - \
-    --logger-class insurehub.gunicorn_logger.MaskedAccessLogger \
+    --logger-class console.access_log.MaskedAccessLogger \
     --no-control-socket \
     --forwarded-allow-ips "${WEB_FORWARDED_ALLOW_IPS:-127.0.0.1}"
