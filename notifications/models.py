@@ -23,6 +23,7 @@ class Notification(models.Model):
         CANCELLATION_REFUSED = "cancellation_refused", "Poliçe iptali reddedildi"
         CANCELLATION_WAITING = "cancellation_waiting", "Poliçe iptali sizi bekliyor"
         DUPLICATE_FOUND = "duplicate_found", "Mükerrer poliçe bulundu"
+        RENEWAL_DUE = "renewal_due", "Poliçe yenileme zamanı"
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications", verbose_name="alıcı"

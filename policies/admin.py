@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from integrations.models import Insurer
-from policies.models import Cancellation, PolicyFinding, ProductionListCheck
+from policies.models import Cancellation, PolicyFinding, ProductionListCheck, RenewalReminder
 from sync.admin import DeadLetterAdmin
 
 
@@ -160,3 +160,20 @@ class PolicyFindingAdmin(admin.ModelAdmin):
     @admin.display(description="asıl poliçe")
     def original_no(self, obj: PolicyFinding) -> str:
         return obj.original.policy_no if obj.original else "—"
+
+
+@admin.register(RenewalReminder)
+class RenewalReminderAdmin(admin.ModelAdmin):
+    """Who was reminded of which policy's end, and when: read-only (the daily job writes them)."""
+
+    list_display = ["sent_on", "policy", "days_before", "recipients"]
+    list_filter = ["days_before"]
+    search_fields = ["policy__policy_no", "recipients"]
+    date_hierarchy = "sent_on"
+    raw_id_fields = ["policy"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

@@ -111,3 +111,31 @@ class PolicyFinding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.policy}"
+
+
+class RenewalReminder(models.Model):
+    """One reminder that a policy ends soon, sent once per policy and threshold (30, 15, 7 days).
+
+    The unique row is what makes the daily job idempotent: a job run twice in a day, or re-run
+    after a crash, finds the row and sends nothing. `recipients` keeps who was told (their
+    usernames, as they were then), so the renewals list can say it without joining notifications.
+    """
+
+    policy = models.ForeignKey(
+        Policy, on_delete=models.CASCADE, related_name="renewal_reminders", verbose_name="poliçe"
+    )
+    days_before = models.PositiveSmallIntegerField("kaç gün kala")
+    sent_on = models.DateField("gönderildiği gün")
+    recipients = models.CharField("bildirilenler", max_length=300, blank=True)
+    created_at = models.DateTimeField("oluşturulma", auto_now_add=True)
+
+    class Meta:
+        verbose_name = "yenileme hatırlatması"
+        verbose_name_plural = "yenileme hatırlatmaları"
+        ordering = ["-sent_on", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["policy", "days_before"], name="one_renewal_reminder_per_threshold")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.policy} · {self.days_before} gün kala"

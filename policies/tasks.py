@@ -20,3 +20,10 @@ def reconciliation_nightly() -> int:
     from policies.services.reconciliation import reconciliation_start
 
     return len(reconciliation_start())
+
+
+def renewal_reminders_daily() -> int:
+    """Scheduled every morning: the reminders due today (30, 15 and 7 days before the end)."""
+    from policies.services.renewal_reminders import renewal_reminders_send
+
+    return len(renewal_reminders_send())

@@ -228,6 +228,8 @@ def renewal_list(*, user: AbstractBaseUser, days: int) -> QuerySet[Policy]:
             ends_on__lte=on + timedelta(days=days),
         )
         .select_related("insurer", "customer", "issuance__quote_request")
+        # The reminders the daily job sent (policies.RenewalReminder), shown beside each policy.
+        .prefetch_related("renewal_reminders")
         .order_by("ends_on", "pk")
     )
 

@@ -33,6 +33,10 @@ SCHEDULES = (
     ScheduleSpec(
         "Üretim listesi mutabakatı (gece)", "policies.tasks.reconciliation_nightly", Schedule.CRON, cron="30 2 * * *"
     ),
+    # 08:30, before agencies open: whoever is responsible sees the policies ending in 30/15/7 days.
+    ScheduleSpec(
+        "Yenileme hatırlatmaları (sabah)", "policies.tasks.renewal_reminders_daily", Schedule.CRON, cron="30 8 * * *"
+    ),
     # 03:30, after the nightly sync has started and before agencies open; deletes in small batches.
     ScheduleSpec("Geçmiş temizliği (gece)", "sync.tasks.history_prune", Schedule.CRON, cron="30 3 * * *"),
     # Expired sessions (Django's `clearsessions`): a session row holds who is logged in and a search
