@@ -18,16 +18,10 @@ from rest_framework.views import APIView
 from customers import selectors
 from customers.api.serializers import CustomerInputSerializer, CustomerSerializer
 from customers.services import customer_create, customer_update
-from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors, paginated
-from quotes.api.views import (
-    PAGE_PARAMETERS,
-    SearchInputSerializer,
-    _paginated_response,
-    _pk_or_404,
-    query_filters,
-    search_not_in_url,
-    search_post_description,
-)
+from insurehub.api.filters import SearchInputSerializer, query_filters, search_not_in_url, search_post_description
+from insurehub.api.ids import pk_or_404
+from insurehub.api.pagination import PAGE_PARAMETERS, paginated, paginated_response
+from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
 
 CUSTOMER_SEARCH_PATH = "/api/customers/search/"
 # One component for the list and its POST search: the same page of the same items.
@@ -87,7 +81,7 @@ class CustomersApi(APIView):
     def get(self, request: Request) -> Response:
         filters = query_filters(self.ListFilterSerializer, request)
         customers = selectors.customer_list(user=request.user, search=filters.get("search", ""))
-        return _paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)
+        return paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)
 
     @extend_schema(
         operation_id="customers_create",
@@ -130,7 +124,7 @@ class CustomerSearchApi(APIView):
         term = SearchInputSerializer(data=request.data)
         term.is_valid(raise_exception=True)
         customers = selectors.customer_list(user=request.user, search=term.validated_data["search"])
-        return _paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)
+        return paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)
 
 
 class CustomerDetailApi(APIView):
@@ -141,7 +135,7 @@ class CustomerDetailApi(APIView):
         responses={200: CustomerSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: Request, customer_id: str) -> Response:
-        customer = selectors.customer_get(user=request.user, pk=_pk_or_404(customer_id))
+        customer = selectors.customer_get(user=request.user, pk=pk_or_404(customer_id))
         return Response(CustomerSerializer(customer).data)
 
     @extend_schema(
@@ -162,7 +156,7 @@ class CustomerDetailApi(APIView):
     )
     def patch(self, request: Request, customer_id: str) -> Response:
         # Changing stays with the customer's own agency, whatever else the user may read.
-        customer = selectors.customer_get_for_edit(user=request.user, pk=_pk_or_404(customer_id))
+        customer = selectors.customer_get_for_edit(user=request.user, pk=pk_or_404(customer_id))
         serializer = CustomerInputSerializer(data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         customer = customer_update(user=request.user, customer=customer, data=serializer.validated_data)

@@ -20,9 +20,9 @@ from documents import selectors
 from documents.api.serializers import PolicyDocumentSerializer
 from documents.services import OPEN_STATES, document_refetch
 from documents.views import document_file_response
+from insurehub.api.ids import pk_or_404
+from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer
 from insurehub.errors import Conflict
-from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer
-from quotes.api.views import _pk_or_404
 
 POLICY_ID = OpenApiParameter("policy_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The policy's `id`.")
 NOT_READY_MESSAGE = "Poliçe belgesi henüz hazır değil; birkaç saniye sonra yeniden deneyin."
@@ -53,7 +53,7 @@ class PolicyDocumentApi(APIView):
         },
     )
     def get(self, request: Request, policy_id: str) -> FileResponse:
-        policy = selectors.policy_for_document(user=request.user, policy_id=_pk_or_404(policy_id))
+        policy = selectors.policy_for_document(user=request.user, policy_id=pk_or_404(policy_id))
         document = selectors.document_of(policy)
         if document is None:
             raise Conflict(NOT_ASKED_MESSAGE)
@@ -84,5 +84,5 @@ class PolicyDocumentRefetchApi(APIView):
         },
     )
     def post(self, request: Request, policy_id: str) -> Response:
-        document = document_refetch(user=request.user, policy_id=_pk_or_404(policy_id))
+        document = document_refetch(user=request.user, policy_id=pk_or_404(policy_id))
         return Response(PolicyDocumentSerializer(document).data, status=status.HTTP_202_ACCEPTED)

@@ -9,12 +9,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from insurehub.api.ids import pk_or_404
+from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, field_errors
 from integrations.operations import CANCEL_REASONS
 from policies import selectors
 from policies.models import Cancellation
 from policies.services.cancellations import cancellation_start
-from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, field_errors
-from quotes.api.views import _pk_or_404
 
 
 class CancellationSerializer(serializers.ModelSerializer):
@@ -77,7 +77,7 @@ class PolicyCancelApi(APIView):
         },
     )
     def post(self, request: Request, policy_id: str) -> Response:
-        pk = _pk_or_404(policy_id)
+        pk = pk_or_404(policy_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         existed = Cancellation.objects.filter(policy_id=pk).exclude(state="FAILED").exists()
@@ -96,5 +96,5 @@ class CancellationDetailApi(APIView):
         responses={200: CancellationSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: Request, cancellation_id: str) -> Response:
-        cancellation = selectors.cancellation_get(user=request.user, pk=_pk_or_404(cancellation_id))
+        cancellation = selectors.cancellation_get(user=request.user, pk=pk_or_404(cancellation_id))
         return Response(CancellationSerializer(cancellation).data)

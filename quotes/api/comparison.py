@@ -14,9 +14,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from insurehub.api.ids import uuid_or_404
+from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND
 from quotes import selectors
-from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND
-from quotes.api.views import REQUEST_ID, uuid_or_404
+from quotes.api.views import REQUEST_ID
 from quotes.services.comparison import NOT_COVERED, Comparison, comparison_build
 
 

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from quotes.api.serializers import NOT_AUTHENTICATED, field_errors
+from insurehub.api.responses import NOT_AUTHENTICATED, field_errors
 from quotes.services.dask_address import NO_SUCH_ADDRESS_MESSAGE, AddressCheck, dask_address_check
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from integrations.masking import mask_identities_in_text, mask_identity
@@ -213,44 +213,3 @@ class RenewalSerializer(PolicySerializer):
         from quotes.selectors import today
 
         return (policy.ends_on - today()).days
-
-
-def paginated(item: type[serializers.Serializer], *, name: str) -> serializers.Serializer:
-    """The schema of a limit/offset page of `item`s."""
-    return inline_serializer(
-        name=name,
-        fields={
-            "count": serializers.IntegerField(),
-            "next": serializers.URLField(allow_null=True),
-            "previous": serializers.URLField(allow_null=True),
-            "results": item(many=True),
-        },
-    )
-
-
-# --- Error answers -----------------------------------------------------------------------------
-
-
-class DetailSerializer(serializers.Serializer):
-    detail = serializers.CharField()
-
-    class Meta:
-        ref_name = "ErrorDetail"
-
-
-def field_errors(description: str, example: dict) -> OpenApiResponse:
-    """400: `{"field": ["message", ...]}`; errors inside `data` are nested under `data`."""
-    return OpenApiResponse(
-        response=OpenApiTypes.OBJECT,
-        description=(
-            f"{description} Field errors, DRF style: each bad field maps to a list of Turkish messages; "
-            'a body that is not JSON answers `{"detail": "..."}`.'
-        ),
-        examples=[OpenApiExample("Field errors", value=example, status_codes=["400"])],
-    )
-
-
-NOT_AUTHENTICATED = OpenApiResponse(DetailSerializer, description="No valid session or token.")
-NOT_FOUND = OpenApiResponse(
-    DetailSerializer, description="Unknown id, or an object of another agency (never told apart)."
-)

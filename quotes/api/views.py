@@ -10,8 +10,6 @@ objects; another agency's id answers 404 exactly like an unknown one. Errors are
 from __future__ import annotations
 
 import math
-import re
-import uuid
 
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters
@@ -19,26 +17,24 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agencies.auth import ThrottledAuthTokenSerializer
+from insurehub.api.filters import SearchInputSerializer, query_filters, search_not_in_url, search_post_description
+from insurehub.api.ids import pk_or_404, uuid_or_404
+from insurehub.api.pagination import PAGE_PARAMETERS, paginated, paginated_response
+from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
 from integrations.models import PRODUCT_CHOICES
 from quotes import selectors
 from quotes.api.serializers import (
-    NOT_AUTHENTICATED,
-    NOT_FOUND,
-    DetailSerializer,
     IssuanceSerializer,
     PolicyDetailSerializer,
     PolicySerializer,
     QuoteRequestListItemSerializer,
     QuoteRequestSerializer,
     RenewalSerializer,
-    field_errors,
-    paginated,
     quote_request_data,
 )
 from quotes.api.throttles import QUOTE_CREATE_THROTTLES, throttled_message
@@ -47,87 +43,12 @@ from quotes.services.issuance import issuance_start
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
 from quotes.services.renewals import renewal_quote_create
 
+
 # Largest value a database integer key holds: a longer id is unknown, not a database error.
-_MAX_PK = 2**63 - 1
-# ASCII digits only: int() would also read Arabic-Indic and other Unicode digits.
-_PK_RE = re.compile(r"[0-9]{1,19}")
-
-
-class Page(LimitOffsetPagination):
-    default_limit = 50
-    max_limit = 200
-
-
-def _pk_or_404(value: str) -> int:
-    if not _PK_RE.fullmatch(value) or not 0 < int(value) <= _MAX_PK:
-        raise exceptions.NotFound()
-    return int(value)
-
-
-def query_filters(serializer_class: type[serializers.Serializer], request: Request) -> dict:
-    """A list's query parameters, validated (400 naming the parameter otherwise). Read from a plain
-    dict: DRF reads a blank optional field of a QueryDict as absent, so `?product=` would pass as
-    "no filter" where the schema promises a 400."""
-    filters = serializer_class(data=request.query_params.dict())
-    filters.is_valid(raise_exception=True)
-    return filters.validated_data
-
-
-# gunicorn's access log (and every proxy's) writes the whole URL: an identity number in `?search=`
-# would sit there in full. Nine digits are most of one (plates have at most six).
-_IDENTITY_DIGITS_IN_URL = 9
-
-
-def search_not_in_url(value: str, *, search_path: str) -> str:
-    """A list's GET `search`, refused when it holds an identity number (a TCKN/VKN, or most of
-    one): that search is a POST to `search_path`, with the number in the body."""
-    if sum(ch.isdigit() for ch in value) >= _IDENTITY_DIGITS_IN_URL:
-        raise serializers.ValidationError(
-            "T.C. kimlik / vergi numarasıyla arama adres satırında (GET) yapılamaz: adres sunucu "
-            f"kayıtlarına olduğu gibi yazılır. Aramayı POST {search_path} ile gövdede gönderin "
-            '({"search": "..."}).'
-        )
-    return value
-
-
-class SearchInputSerializer(serializers.Serializer):
-    """The body of a list's POST search: the term never sits in a URL."""
-
-    search = serializers.CharField(max_length=64, help_text="The term; a full TCKN/VKN finds its records.")
-
-    class Meta:
-        ref_name = "ListSearchInput"
-
-
-def search_post_description(list_path: str) -> str:
-    return (
-        f"The list of GET {list_path} filtered by a term sent in the body, so an identity number "
-        "never reaches a URL (access logs keep URLs whole). Pages as the list does: `limit` and "
-        "`offset` in the query; `next` and `previous` are POSTed again with the same body."
-    )
-
-
-def uuid_or_404(value: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise exceptions.NotFound() from None
-
-
-def _paginated_response(*, queryset, serializer_class, request: Request, view: APIView) -> Response:
-    page = Page()
-    items = page.paginate_queryset(queryset, request, view=view)
-    return page.get_paginated_response(serializer_class(items, many=True).data)
-
-
 def _path_id(name: str, kind: OpenApiTypes, description: str) -> OpenApiParameter:
     return OpenApiParameter(name, kind, OpenApiParameter.PATH, description=description)
 
 
-PAGE_PARAMETERS = [
-    OpenApiParameter("limit", OpenApiTypes.INT, description="Page size (default 50, at most 200)."),
-    OpenApiParameter("offset", OpenApiTypes.INT, description="Items to skip."),
-]
 REQUEST_ID = _path_id("public_id", OpenApiTypes.UUID, "The request's `id` (a UUID).")
 
 
@@ -166,7 +87,7 @@ class QuoteRequestSearchApi(APIView):
         term = SearchInputSerializer(data=request.data)
         term.is_valid(raise_exception=True)
         requests = selectors.quote_request_list(user=request.user, search=term.validated_data["search"])
-        return _paginated_response(
+        return paginated_response(
             queryset=requests, serializer_class=QuoteRequestListItemSerializer, request=request, view=self
         )
 
@@ -231,7 +152,7 @@ class QuoteRequestsApi(APIView):
     def get(self, request: Request) -> Response:
         filters = query_filters(self.ListFilterSerializer, request)
         requests = selectors.quote_request_list(user=request.user, search=filters.get("search", ""))
-        return _paginated_response(
+        return paginated_response(
             queryset=requests, serializer_class=QuoteRequestListItemSerializer, request=request, view=self
         )
 
@@ -352,7 +273,7 @@ class InsurerQuoteIssueApi(APIView):
         },
     )
     def post(self, request: Request, insurer_quote_id: str) -> Response:
-        quote_id = _pk_or_404(insurer_quote_id)
+        quote_id = pk_or_404(insurer_quote_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         # Only to pick 200 or 202: the service itself hands back the stored record on a repeat, and
@@ -372,7 +293,7 @@ class IssuanceDetailApi(APIView):
         responses={200: IssuanceSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: Request, issuance_id: str) -> Response:
-        issuance = selectors.issuance_get(user=request.user, pk=_pk_or_404(issuance_id))
+        issuance = selectors.issuance_get(user=request.user, pk=pk_or_404(issuance_id))
         return Response(IssuanceSerializer(issuance).data)
 
 
@@ -417,7 +338,7 @@ class PolicyListApi(APIView):
             starts_to=data.get("starts_to"),
         )
         policies = selectors.policy_list(user=request.user, filters=policy_filter)
-        return _paginated_response(queryset=policies, serializer_class=PolicySerializer, request=request, view=self)
+        return paginated_response(queryset=policies, serializer_class=PolicySerializer, request=request, view=self)
 
 
 class PolicyDetailApi(APIView):
@@ -428,7 +349,7 @@ class PolicyDetailApi(APIView):
         responses={200: PolicyDetailSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: Request, policy_id: str) -> Response:
-        policy = selectors.policy_get(user=request.user, pk=_pk_or_404(policy_id))
+        policy = selectors.policy_get(user=request.user, pk=pk_or_404(policy_id))
         return Response(PolicyDetailSerializer(policy).data)
 
 
@@ -457,7 +378,7 @@ class RenewalListApi(APIView):
     def get(self, request: Request) -> Response:
         filters = query_filters(self.ListFilterSerializer, request)
         policies = selectors.renewal_list(user=request.user, days=int(filters["days"]))
-        return _paginated_response(queryset=policies, serializer_class=RenewalSerializer, request=request, view=self)
+        return paginated_response(queryset=policies, serializer_class=RenewalSerializer, request=request, view=self)
 
 
 class RenewalQuoteApi(APIView):
@@ -492,7 +413,7 @@ class RenewalQuoteApi(APIView):
         },
     )
     def post(self, request: Request, policy_id: str) -> Response:
-        quote_request = renewal_quote_create(user=request.user, policy_id=_pk_or_404(policy_id))
+        quote_request = renewal_quote_create(user=request.user, policy_id=pk_or_404(policy_id))
         rows = selectors.insurer_quotes_for(request=quote_request)
         return Response(quote_request_data(quote_request, rows), status=status.HTTP_201_CREATED)
 
