@@ -33,7 +33,8 @@ def entries(policy: Policy) -> dict[str, PolicyCommission]:
 
 def cancel(agents, policy: Policy, **fields) -> Cancellation:
     values = {"reason": "customer_request", "effective_on": policy.starts_on + timedelta(days=100), **fields}
-    return run_to_the_end(cancellation_service.cancellation_start(user=agents["ACENTE1"], policy_id=policy.pk, **values))
+    started = cancellation_service.cancellation_start(user=agents["ACENTE1"], policy_id=policy.pk, **values)
+    return run_to_the_end(started)
 
 
 @pytest.mark.parametrize("code", INSURERS)

@@ -4,7 +4,7 @@ marked safe, and one that fails leaves the page itself standing."""
 from __future__ import annotations
 
 import pytest
-from django.utils.safestring import mark_safe
+from django.utils.html import format_html
 
 from quotes import policy_page
 
@@ -26,7 +26,7 @@ def test_registered_sections_are_shown_and_a_failing_one_is_left_out(agents, des
     def failing(request, policy):
         raise RuntimeError("section broke")
 
-    policy_page.policy_page_section_register("safe", lambda request, p: mark_safe(f'<p id="s1">{p.policy_no}</p>'))
+    policy_page.policy_page_section_register("safe", lambda request, p: format_html('<p id="s1">{}</p>', p.policy_no))
     policy_page.policy_page_section_register("broken", failing)
     policy_page.policy_page_section_register("plain", lambda request, p: "<b>kaçış</b>")
     response = desk.get(f"/policeler/{policy.pk}/")
