@@ -24,9 +24,11 @@ urlpatterns = [
     path("giris/", RateLimitedLoginView.as_view(), name="login"),
     path("cikis/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("quotes.api.urls")),
+    path("api/", include("commissions.api.urls")),
     path("", include("customers.urls")),
     path("", include("documents.urls")),
     path("", include("notifications.urls")),
     path("", include("quotes.urls")),
     path("", include("policies.urls")),
+    path("", include("commissions.urls")),
 ]

@@ -26,7 +26,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from integrations.answers.classification import MAPPING_CACHE_SECONDS, clear_mapping_cache
 from integrations.answers.taxonomy import ErrorKind
-from integrations.audit import AUDITED_MODELS, admin_change_summary, audit_value_shown, error_mapping_check
+from integrations.audit import admin_change_summary, audit_value_shown, audited_models, error_mapping_check
 from integrations.models import (
     PRODUCT_CHOICES,
     AdminChange,
@@ -451,7 +451,7 @@ class AdminChangeAdmin(admin.ModelAdmin):
 
     @admin.display(description="kayıt türü", ordering="model_name")
     def model_label(self, obj: AdminChange) -> str:
-        model = {m._meta.model_name: m for m in AUDITED_MODELS}.get(obj.model_name)
+        model = {m._meta.model_name: m for m in audited_models()}.get(obj.model_name)
         return str(model._meta.verbose_name) if model else obj.model_name
 
     @admin.display(description="değişiklikler")

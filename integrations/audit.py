@@ -2,7 +2,8 @@
 
 Audited: agencies and which agency each login works for, users (active, staff, superuser,
 groups, permissions; the password only as "changed"), groups' permissions, and what tunes an
-insurer (insurers, accounts, retry policies, error mappings). Model signals record every
+insurer (insurers, accounts, retry policies, error mappings); an app of a higher layer adds
+its own rows with `audit_register` (the commission agreements). Model signals record every
 save and delete of those rows, wherever it comes from: the admin (its forms, list-view edits,
 bulk deletes, the rows a deleted insurer takes with it), a service such as the dashboard's
 "classify as", a shell or a management command. So a new way of changing them cannot forget
@@ -83,7 +84,12 @@ AUDIT_SPECS: dict[type[models.Model], AuditSpec] = {
     ),
     Group: AuditSpec(fields=("name",), many_to_many=("permissions",)),
 }
-AUDITED_MODELS: tuple[type[models.Model], ...] = tuple(AUDIT_SPECS)
+
+
+def audited_models() -> tuple[type[models.Model], ...]:
+    """Every audited model, those registered by other apps included."""
+    return tuple(AUDIT_SPECS)
+
 
 Snapshot = dict[str, Any]
 
@@ -253,15 +259,28 @@ def _many_to_many_changed(
 
 _THROUGH: dict[type[models.Model], tuple[type[models.Model], str]] = {}
 
+
+def _connect(model: type[models.Model], spec: AuditSpec) -> None:
+    uid = f"audit:{model._meta.label}"
+    pre_save.connect(_before_save, sender=model, dispatch_uid=uid)
+    post_save.connect(_after_save, sender=model, dispatch_uid=uid)
+    pre_delete.connect(_before_delete, sender=model, dispatch_uid=uid)
+    for name in spec.many_to_many:
+        through = model._meta.get_field(name).remote_field.through
+        _THROUGH[through] = (model, name)
+        m2m_changed.connect(_many_to_many_changed, sender=through, dispatch_uid=f"{uid}.{name}")
+
+
 for _model, _spec in AUDIT_SPECS.items():
-    uid = f"audit:{_model._meta.label}"
-    pre_save.connect(_before_save, sender=_model, dispatch_uid=uid)
-    post_save.connect(_after_save, sender=_model, dispatch_uid=uid)
-    pre_delete.connect(_before_delete, sender=_model, dispatch_uid=uid)
-    for _name in _spec.many_to_many:
-        _through = _model._meta.get_field(_name).remote_field.through
-        _THROUGH[_through] = (_model, _name)
-        m2m_changed.connect(_many_to_many_changed, sender=_through, dispatch_uid=f"{uid}.{_name}")
+    _connect(_model, _spec)
+
+
+def audit_register(model: type[models.Model], spec: AuditSpec | None = None) -> None:
+    """Audit `model` too, from its app's `AppConfig.ready()`: an app above this layer (the
+    commission agreements) keeps its money-deciding rows in the same trail without this module
+    importing it. Registering twice is harmless (the signals are connected by `dispatch_uid`)."""
+    AUDIT_SPECS[model] = spec or AuditSpec()
+    _connect(model, AUDIT_SPECS[model])
 
 
 # --- Services -------------------------------------------------------------------------------
@@ -400,10 +419,10 @@ def _diff(model: type[models.Model], before: Snapshot, after: Snapshot, *, secre
 
 
 def _insurer_code(obj: models.Model) -> str:
+    """The insurer a row belongs to, for the trail's filter: an insurer itself, or any audited row
+    with an `insurer` (accounts, policies, mappings, an app's registered rows)."""
     if isinstance(obj, Insurer):
         return obj.code
-    if not isinstance(obj, InsurerAccount | OperationPolicy | ErrorMapping):
-        return ""
     insurer = getattr(obj, "insurer", None)
     return insurer.code if isinstance(insurer, Insurer) else ""
 

@@ -66,6 +66,8 @@ INSTALLED_APPS = [
     "documents",
     "notifications",
     "policies",
+    # Listens to issuance and cancellation; no desk app imports it (a layer of its own).
+    "commissions",
     # The operator console reads every app above: it comes last (the top layer, docs/architecture.md).
     "console",
 ]

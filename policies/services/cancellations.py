@@ -46,6 +46,7 @@ from integrations.work.services import (
 from notifications.models import Notification
 from notifications.services import agency_people, notify
 from policies.models import Cancellation, PolicyFinding
+from policies.signals import policy_cancelled
 from quotes.models import Policy
 from quotes.selectors import policy_get
 from quotes.services.quote_requests import agency_of
@@ -213,7 +214,8 @@ def _cancellation_call(cancellation: Cancellation, permit: str) -> Outcome:
 
 @transaction.atomic
 def _cancellation_stored(cancellation: Cancellation, outcome: Outcome) -> None:
-    """The insurer's refund and date, and the policy CANCELLED, in one transaction."""
+    """The insurer's refund and date, and the policy CANCELLED, in one transaction; whoever cares
+    (the commission's reversal) hears it inside that transaction."""
     result = outcome.result
     if not work_mark_submitted(cancellation, refund=result.refund, cancelled_on=result.cancelled_on):
         return
@@ -221,6 +223,8 @@ def _cancellation_stored(cancellation: Cancellation, outcome: Outcome) -> None:
     PolicyFinding.objects.filter(
         policy_id=cancellation.policy_id, kind=PolicyFinding.Kind.DUPLICATE, resolved_at__isnull=True
     ).update(resolved_at=timezone.now())  # a duplicate cancelled is healed
+    stored = Cancellation.objects.select_related("policy").get(pk=cancellation.pk)
+    policy_cancelled.send_robust(sender=Cancellation, cancellation=stored)
 
 
 def _cancellation_note(cancellation: Cancellation, error: InsurerError, outcome: Outcome | None) -> str:

@@ -14,6 +14,7 @@ from integrations.models import Insurer
 from quotes import selectors
 from quotes.forms import PRODUCTS
 from quotes.models import Policy
+from quotes.policy_page import policy_page_sections
 from quotes.services.policies import export_filename, policy_export_csv, policy_export_xlsx
 from quotes.views.common import DeskSearch, page_of, search_recall, search_redirect
 
@@ -106,6 +107,8 @@ def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "may_renew": source is not None and profile is not None and profile.agency_id == policy.agency_id,
         # Cancelling calls the agency's own insurer account too.
         "may_cancel": policy.status == "ACTIVE" and profile is not None and profile.agency_id == policy.agency_id,
+        # What other apps show of the policy (its commission): quotes.policy_page.
+        "policy_sections": policy_page_sections(request, policy),
     }
     return render(request, "quotes/policy_detail.html", context)
 

@@ -16,7 +16,7 @@ from django.contrib.admin.utils import flatten_fieldsets, label_for_field
 from django.db import models
 from django.utils.text import camel_case_to_spaces, capfirst
 
-PROJECT_APPS = ("agencies", "integrations", "quotes", "sync", "customers", "documents", "notifications")
+PROJECT_APPS = ("agencies", "integrations", "quotes", "sync", "customers", "documents", "notifications", "commissions")
 
 # Words that give away an English label. Words that are Turkish as well ("not", "an", "ok",
 # "no" as in "poliçe no") are left out on purpose.

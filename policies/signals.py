@@ -1,0 +1,12 @@
+"""What the policies app announces for other apps to act on, so that it never imports them back."""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+# The insurer cancelled a policy (iptal), with `cancellation`: its refund and the day it took
+# effect, as the insurer answered. Sent inside the transaction that stores the answer and marks
+# the policy CANCELLED, once per cancellation (a repeat of the answer finds it already stored and
+# sends nothing). Sent with `send_robust`: a receiver that fails never costs the cancellation, and
+# logs its own failure.
+policy_cancelled = Signal()
