@@ -21,3 +21,21 @@ class CancellationForm(forms.Form):
         widget=forms.DateInput(attrs={"type": "date"}),
         help_text="Mükerrer poliçe iptali her zaman poliçe başlangıcından geçerlidir (primin tamamı iade edilir).",
     )
+
+
+class PortfolioUploadForm(forms.Form):
+    file = forms.FileField(
+        label="Portföy dosyası",
+        required=False,
+        help_text=(
+            "CSV (UTF-8 ya da Excel'in Windows-1254'ü, virgül ya da noktalı virgül) veya Excel (.xlsx). "
+            "İlk satır sütun adları: insurer, policy_no, product, plate, owner_id, status; "
+            "isteğe bağlı starts_on, ends_on (ve agency_code: yalnızca kendi acentenizin kodu)."
+        ),
+    )
+
+    def clean_file(self):  # type: ignore[no-untyped-def]
+        upload = self.cleaned_data.get("file")
+        if upload is None:
+            raise forms.ValidationError("Bir dosya seçin.")
+        return upload

@@ -13,9 +13,16 @@ from django.views.decorators.http import require_GET, require_http_methods
 from insurehub.desk_errors import desk_errors
 from integrations.work.item import WorkState
 from policies import selectors
-from policies.forms import CancellationForm
+from policies.forms import CancellationForm, PortfolioUploadForm
 from policies.models import Cancellation
 from policies.services.cancellations import cancellation_input_check, cancellation_refund_estimate, cancellation_start
+from policies.services.portfolio_upload import (
+    MAX_UPLOAD_BYTES,
+    PreviewChanged,
+    portfolio_admin_agency,
+    portfolio_import,
+    portfolio_preview,
+)
 from quotes import selectors as quote_selectors
 from quotes.views.common import fragment_login_required
 
@@ -103,3 +110,29 @@ def duplicate_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     estimate = cancellation_refund_estimate(policy=policy, reason="duplicate", effective_on=policy.starts_on)
     context = {"finding": finding, "estimate": estimate, "refusal": outcome.message}
     return render(request, "policies/duplicate_cancel.html", context, status=outcome.status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@desk_errors
+def portfolio_upload(request: HttpRequest) -> HttpResponse:
+    """ "Portföy aktar" (agency admins): a file, the preview of every row, then "içe aktar"."""
+    portfolio_admin_agency(request.user)  # the page itself is refused as its services are
+    form = PortfolioUploadForm(request.POST or None, request.FILES or None)
+    context: dict[str, Any] = {"form": form}
+    if request.method == "POST" and "token" in request.POST:
+        context["form"] = PortfolioUploadForm()
+        with desk_errors() as outcome:
+            try:
+                context["done"] = portfolio_import(user=request.user, token=request.POST["token"])
+            except PreviewChanged as changed:
+                context["preview"] = changed.preview  # nothing was written: the new preview, to confirm again
+                raise
+        context["error"] = "" if outcome.ok else outcome.message
+    elif request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        with desk_errors(form):
+            context["preview"] = portfolio_preview(
+                user=request.user, file_name=upload.name, raw=upload.read(MAX_UPLOAD_BYTES + 1)
+            )
+    return render(request, "policies/portfolio_upload.html", context)

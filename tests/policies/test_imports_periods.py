@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
+from policies.services.imports import policies_import
 from quotes.models import Policy
-from sync.imports import policies_import
 
 pytestmark = pytest.mark.django_db
 

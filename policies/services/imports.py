@@ -77,17 +77,26 @@ class PolicyImportReport:
         return len({error.line for error in self.errors})
 
 
-def policies_import(*, lines: Iterable[str], dry_run: bool = False) -> PolicyImportReport:
-    """Validate every row of a portfolio CSV and import the good ones (none with `dry_run`)."""
+OTHER_AGENCY_MESSAGE = "başka bir acentenin kodu; yalnızca kendi acentenizin poliçeleri aktarılabilir"
+
+
+def policies_import(*, lines: Iterable[str], dry_run: bool = False, agency: Agency | None = None) -> PolicyImportReport:
+    """Validate every row of a portfolio CSV and import the good ones (none with `dry_run`).
+
+    With `agency` (an agency importing its own portfolio from the desk) the `agency_code` column
+    may be left out, and a row naming another agency is an error on that field: an agency never
+    writes another's policies.
+    """
     lines = iter(lines)
     header_line = next(lines, "")
     delimiter = ";" if header_line.count(";") > header_line.count(",") else ","
     header = [name.strip().lower() for name in next(csv.reader([header_line], delimiter=delimiter), [])]
-    missing = [name for name in COLUMNS if name not in header]
+    required = [name for name in COLUMNS if not (agency is not None and name == "agency_code")]
+    missing = [name for name in required if name not in header]
     if missing:
         raise ImportFileError(f"missing columns: {', '.join(missing)} (expected {', '.join(COLUMNS)})")
 
-    checker = _RowChecker()
+    checker = _RowChecker(agency=agency)
     report = PolicyImportReport()
     candidates: list[tuple[int, Policy]] = []
     first_line_of: dict[tuple[int, str], int] = {}
@@ -99,6 +108,8 @@ def policies_import(*, lines: Iterable[str], dry_run: bool = False) -> PolicyImp
         row = {name: (values[i].strip() if i < len(values) else "") for i, name in enumerate(header)}
         for name in OPTIONAL_COLUMNS:
             row.setdefault(name, "")
+        if agency is not None:
+            row.setdefault("agency_code", agency.code)
         policy, errors = checker.check(line, row)
         if policy is not None:
             key = (policy.insurer_id, policy.policy_no)
@@ -148,7 +159,8 @@ def _existing_policy_numbers(insurer_ids: set[int], in_file: dict[tuple[int, str
 class _RowChecker:
     """Checks one row at a time against agencies, insurers and accounts read once up front."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, agency: Agency | None = None) -> None:
+        self.only_agency = agency
         self.agencies = {agency.code: agency for agency in Agency.objects.all()}
         self.insurers = {insurer.code: insurer for insurer in Insurer.objects.all()}
         self.accounts = {(a.agency_id, a.insurer_id): a for a in InsurerAccount.objects.all()}
@@ -162,6 +174,9 @@ class _RowChecker:
         agency = self.agencies.get(row["agency_code"])
         if not row["agency_code"]:
             fail("agency_code", REQUIRED_MESSAGE)
+        elif self.only_agency is not None and row["agency_code"] != self.only_agency.code:
+            agency = None  # another agency's row: refused on its field, whether that agency exists or not
+            fail("agency_code", OTHER_AGENCY_MESSAGE)
         elif agency is None:
             fail("agency_code", f"{row['agency_code']!r} kodlu acente yok")
         insurer = self.insurers.get(row["insurer"].lower())

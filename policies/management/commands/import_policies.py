@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sync.imports import COLUMNS, PORTFOLIO_ENCODINGS, ImportFileError, policies_import, portfolio_text
+from policies.services.imports import COLUMNS, PORTFOLIO_ENCODINGS, ImportFileError, policies_import, portfolio_text
 
 
 class Command(BaseCommand):
