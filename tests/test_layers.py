@@ -2,7 +2,7 @@
 
 From the bottom up: `insurehub` and `agencies` (project plumbing, who works for which agency);
 `integrations` (calling insurers, pacing, the attempt log); the desk's apps (`quotes`, `sync`,
-`customers`, `documents`, `notifications`); the operator `console` on top. A package may import
+`customers`, `documents`, `notifications`, `vehicles`); the operator `console` on top. A package may import
 its own layer and those below, never above. The sandbox (the insurers' side), the bench and the
 tests stand beside: they may import product code, product code never imports them.
 
@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, ...]] = [
     ("insurehub", "agencies"),
     ("integrations",),
-    ("quotes", "sync", "customers", "documents", "notifications", "policies"),
+    ("quotes", "sync", "customers", "documents", "notifications", "policies", "vehicles"),
     ("console",),
 ]
 LAYER_OF = {package: level for level, packages in enumerate(LAYERS) for package in packages}
