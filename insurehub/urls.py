@@ -28,5 +28,6 @@ urlpatterns = [
     path("", include("documents.urls")),
     path("", include("notifications.urls")),
     path("", include("quotes.urls")),
+    path("", include("vehicles.urls")),
     path("", include("policies.urls")),
 ]
