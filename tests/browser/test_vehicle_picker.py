@@ -53,7 +53,7 @@ def fits_the_screen(page: Page) -> bool:
 def test_agent_picks_brand_type_and_year_sees_the_value_and_gets_kasko_quotes(
     page, shot, sandbox, desk_agent, sample_list, viewport
 ):
-    """"fıat" finds FIAT, "egea 1.4" its Egeas, 2021 shows the list's value; the codes go to the insurers."""
+    """Typed "fıat" finds FIAT, "egea 1.4" its Egeas, 2021 shows its value; the codes go to the insurers."""
     page.set_viewport_size(viewport)
     log_in(page, desk_agent.username)
     page.goto(KASKO_URL)
@@ -99,8 +99,10 @@ def test_agent_picks_brand_type_and_year_sees_the_value_and_gets_kasko_quotes(
     wait_for_every_answer(page)
     expect(page.locator('tr.result[data-state="SUCCEEDED"]')).to_have_count(len(sandbox))
     assert len(premiums_on_page(page)) == len(sandbox)
+    # Every insurer was asked for a kasko quote: at least once, since the worker's Çınar token may
+    # be one an earlier test's sandbox issued, refused once and the call sent again with a new one.
     for server in sandbox.values():
-        assert server.state.counts()["received"]["kasko_quote"] == 1
+        assert server.state.counts()["received"].get("kasko_quote", 0) >= 1
     shot(page, "kasko-answers")
 
 
