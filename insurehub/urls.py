@@ -29,6 +29,7 @@ urlpatterns = [
     path("", include("documents.urls")),
     path("", include("notifications.urls")),
     path("", include("quotes.urls")),
+    path("", include("vehicles.urls")),
     path("", include("policies.urls")),
     path("", include("commissions.urls")),
 ]

@@ -1,8 +1,9 @@
 """The agent's quote forms (one per product) and the issuance confirmation.
 
-The forms only collect text and show errors: every rule lives in `quotes.validation`,
-the same checks the service runs again before saving, so the page and the backend can never
-disagree about what is valid. Django-level `required` is off on purpose: `validate_fields`
+The forms only collect text and show errors: every rule lives in `quotes.validation` (and, for
+a kasko's vehicle, the TSB value list), run through `quote_input_validate`, the same check the
+service runs again before saving, so the page and the backend can never disagree about what is
+valid. Django-level `required` is off on purpose: `validate_fields`
 reports a missing value with the same Turkish message as any other error on that field.
 """
 
@@ -14,6 +15,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.conf import settings
 from django.db.models import QuerySet
+from django.utils.functional import cached_property
 
 from customers.forms import customer_fields
 from customers.models import Customer
@@ -21,7 +23,10 @@ from customers.services import customer_identity_conflict
 from customers.validators import validate_customer
 from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from quotes.validation import PRODUCT_FIELDS, default_starts_on, validate_fields
+from quotes.services.quote_requests import quote_input_validate
+from quotes.validation import PRODUCT_FIELDS, default_starts_on
+from vehicles.models import KaskoValueList
+from vehicles.selectors import kasko_value_list_current
 
 USAGE_CHOICES = [("private", "Hususi"), ("commercial", "Ticari"), ("taxi", "Taksi")]
 CONSTRUCTION_TYPE_CHOICES = [
@@ -32,6 +37,8 @@ CONSTRUCTION_TYPE_CHOICES = [
 DAMAGE_STATUS_CHOICES = [("none", "Hasarsız"), ("minor", "Az hasarlı"), ("heavy", "Ağır hasarlı")]
 
 PRODUCTS: list[tuple[str, str]] = [(p.value, PRODUCT_LABELS_TR[p]) for p in Product]
+# The vehicle the kasko form asks for: chosen from the TSB list by the picker, or typed as codes.
+VEHICLE_FIELDS = ("model_year", "brand_code", "model_code")
 
 
 def _text(label: str, *, placeholder: str = "", numeric: bool = False, max_length: int = 32) -> forms.CharField:
@@ -115,7 +122,13 @@ class QuoteRequestForm(forms.Form):
         return self.cleaned_data.get("customer") == NEW_CUSTOMER
 
     def product_fields(self) -> list[forms.BoundField]:
-        return [self[name] for name in (*PRODUCT_FIELDS[self.product], "starts_on")]
+        """The product's fields but the vehicle's codes, which the vehicle picker holds."""
+        names = (*PRODUCT_FIELDS[self.product], "starts_on")
+        return [self[name] for name in names if name not in VEHICLE_FIELDS]
+
+    def vehicle_fields(self) -> list[forms.BoundField]:
+        """Model year, brand and type codes (kasko): what the picker fills in, typed by hand too."""
+        return [self[name] for name in PRODUCT_FIELDS[self.product] if name in VEHICLE_FIELDS]
 
     def new_customer_fields(self) -> list[forms.BoundField]:
         return [self[NEW_CUSTOMER_PREFIX + name] for name in NEW_CUSTOMER_FIELDS]
@@ -133,7 +146,7 @@ class QuoteRequestForm(forms.Form):
             if not (data.get("owner_id") or "").strip():
                 # The number comes from the customer: the agent need not type it again.
                 data["owner_id"] = self.customer.identity_no
-        clean, errors = validate_fields(self.product, data)
+        clean, errors = quote_input_validate(product=self.product, data=data)
         self.add_errors(errors)
         if self.customer is not None and "owner_id" in clean:
             conflict = customer_identity_conflict(customer=self.customer, owner_id=clean["owner_id"])
@@ -176,6 +189,11 @@ class TrafikForm(QuoteRequestForm):
 
 class KaskoForm(QuoteRequestForm):
     product = Product.KASKO.value
+
+    @cached_property
+    def value_list(self) -> KaskoValueList | None:
+        """The TSB list the vehicle picker searches (none loaded: the codes are typed by hand)."""
+        return kasko_value_list_current()
 
 
 class DaskForm(QuoteRequestForm):

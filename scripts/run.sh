@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for the demo on the embedded default (SQLite + django-q2's ORM broker):
-# installs what is missing, migrates, seeds sample agencies and insurers, then runs the sandbox
-# insurers, the web server and a qcluster until Ctrl-C.
+# installs what is missing, migrates, seeds sample agencies and insurers and the sample kasko value
+# list, then runs the sandbox insurers, the web server and a qcluster until Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
@@ -18,6 +18,9 @@ $PY manage.py createcachetable  # the shared cache's table (REDIS_URL unset)
 # The insurers' URLs and the sample agencies' credentials, as the sandbox hands them out.
 $PY -m sandbox "${sandbox_args[@]}" --demo-manifest > var/demo-insurers.json
 $PY manage.py seed_demo --manifest var/demo-insurers.json
+# The TSB kasko value list the kasko form's vehicle picker searches: the sample (docs/vehicles.md),
+# loaded once; a real month's list is imported the same way, or uploaded in the admin.
+$PY manage.py import_kasko_values vehicles/sample/kasko-deger-listesi-2026-12.csv --month 2026-12 --skip-loaded
 $PY manage.py ensure_schedules
 
 pids=()

@@ -2,7 +2,7 @@
 
 From the bottom up: `insurehub` and `agencies` (project plumbing, who works for which agency);
 `integrations` (calling insurers, pacing, the attempt log); the desk's apps (`quotes`, `sync`,
-`customers`, `documents`, `notifications`, `policies`); `commissions`, which listens to issuance
+`customers`, `documents`, `notifications`, `policies`, `vehicles`); `commissions`, which listens to issuance
 and cancellation (their signals) and adds its section to the policy page through a hook, so no
 desk app imports it back; the operator `console` on top. A package may import
 its own layer and those below, never above. The sandbox (the insurers' side), the bench and the
@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, ...]] = [
     ("insurehub", "agencies"),
     ("integrations",),
-    ("quotes", "sync", "customers", "documents", "notifications", "policies"),
+    ("quotes", "sync", "customers", "documents", "notifications", "policies", "vehicles"),
     ("commissions",),
     ("console",),
 ]

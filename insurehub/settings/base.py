@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "csp",
     "agencies",
     "integrations",
+    "vehicles",
     "quotes",
     "sync",
     "customers",

@@ -128,7 +128,9 @@ class QuoteRequestsApi(APIView):
             help_text=(
                 "The product's fields. trafik: plate, owner_id, registration_serial, usage "
                 "(private|commercial|taxi). kasko: trafik's fields and model_year, brand_code, model_code "
-                "(3-digit strings). dask: uavt_code, construction_type (reinforced_concrete|masonry|other), "
+                "(3-digit strings from the current TSB kasko value list: a code not on it, or a year the type "
+                "has no value for, is that field's error; docs/vehicles.md). "
+                "dask: uavt_code, construction_type (reinforced_concrete|masonry|other), "
                 "construction_year, floor_count, gross_m2, damage_status (none|minor|heavy), owner_id."
             )
         )

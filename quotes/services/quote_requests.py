@@ -26,6 +26,7 @@ from integrations.retry_policies import policy_for
 from integrations.work.services import broker_queue_is_empty
 from quotes.models import InsurerQuote, QuoteRequest
 from quotes.validation import validate_fields
+from vehicles.selectors import vehicle_code_errors
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,20 @@ def _request_deadline(product: str, insurer_codes: list[str]) -> timedelta:
     return timedelta(seconds=seconds) + DEADLINE_GRACE
 
 
+def quote_input_validate(*, product: str, data: Mapping[str, Any]) -> tuple[dict, dict[str, str]]:
+    """`validate_fields`, then what only the database knows: a kasko's brand, type and model
+    year against the current TSB value list (an insurer refuses a code it does not know, after
+    a slow round trip). The one check of a request's input: the desk's form and this service's
+    callers (the API, renewals) all come through here. Same shape as `validate_fields`."""
+    clean, errors = validate_fields(product, data)
+    if product == Product.KASKO:
+        vehicle_errors = vehicle_code_errors(
+            brand_code=clean.get("brand_code"), model_code=clean.get("model_code"), model_year=clean.get("model_year")
+        )
+        errors.update(vehicle_errors)
+    return clean, errors
+
+
 def quote_request_create(
     *, user: AbstractBaseUser, product: str, data: Mapping[str, Any], customer: Customer | None = None
 ) -> QuoteRequest:
@@ -86,7 +101,7 @@ def quote_request_create(
             raise InputInvalid({"customer": "Geçersiz müşteri seçimi."})
         if not str(data.get("owner_id") or "").strip():
             data = {**data, "owner_id": customer.identity_no}
-    clean, errors = validate_fields(product, data)
+    clean, errors = quote_input_validate(product=product, data=data)
     if customer is not None and "owner_id" in clean:
         conflict = customer_identity_conflict(customer=customer, owner_id=clean["owner_id"])
         if conflict:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-
 from django import template
 from django.utils.html import format_html
 
+from insurehub.money import turkish_amount
 from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
 from quotes.models import InsurerQuote
@@ -23,14 +22,8 @@ _STATE_TEXT = {
 @register.filter
 def try_money(value: object) -> str:
     """4312.5 -> "4.312,50 ₺", whatever language the browser asked for: agents read lira the Turkish way."""
-    if value is None or value == "":
-        return ""
-    try:
-        amount = Decimal(str(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    except InvalidOperation:
-        return ""
-    text = f"{amount:,.2f}".replace(",", "\0").replace(".", ",").replace("\0", ".")
-    return f"{text} ₺"
+    text = turkish_amount(value)
+    return f"{text} ₺" if text else ""
 
 
 @register.filter
