@@ -220,7 +220,7 @@ def _document_stored(document: PolicyDocument, outcome: Outcome) -> None:
     gets a suffix), so the old file stays downloadable until the record points at the new one,
     and a worker whose lease was taken back meanwhile removes only what it wrote itself.
     """
-    pdf: Document = outcome.result
+    pdf = outcome.result_as(Document)
     old_name = PolicyDocument.objects.values_list("file", flat=True).get(pk=document.pk)
     name = default_storage.save(storage_name(document), ContentFile(pdf.content))
     with transaction.atomic():

@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from insurehub.errors import Conflict, Invalid
+from integrations.answers import results
 from integrations.answers.taxonomy import InsurerError
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run, new_reference
 from integrations.calling.engine import IssuanceHistory, Outcome
@@ -214,7 +215,7 @@ def _cancellation_call(cancellation: Cancellation, permit: str) -> Outcome:
 @transaction.atomic
 def _cancellation_stored(cancellation: Cancellation, outcome: Outcome) -> None:
     """The insurer's refund and date, and the policy CANCELLED, in one transaction."""
-    result = outcome.result
+    result = outcome.result_as(results.Cancellation)
     if not work_mark_submitted(cancellation, refund=result.refund, cancelled_on=result.cancelled_on):
         return
     Policy.objects.filter(pk=cancellation.policy_id).update(status=Policy.Status.CANCELLED)

@@ -334,7 +334,7 @@ def issuance_seconds_since_send(issuance_id: int) -> float | None:
 
 
 def _issuance_stored(issuance: Issuance, outcome: Outcome) -> None:
-    _store_policy(issuance, issuance.insurer_quote.account, outcome.result)
+    _store_policy(issuance, issuance.insurer_quote.account, outcome.result_as(results.Policy))
 
 
 def _issuance_note(issuance: Issuance, error: InsurerError, outcome: Outcome | None) -> str:

@@ -15,6 +15,7 @@ from agencies.models import Agency
 from customers.models import Customer
 from customers.services import customer_identity_conflict
 from insurehub.errors import Invalid, NoActiveAgency
+from integrations.answers.results import Address, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, plain_message
 from integrations.attempts.recording import DatabaseRecorder
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
@@ -292,8 +293,9 @@ def _ask(row: InsurerQuote) -> None:
             if not outcome.ok:
                 break
             if operation is Operation.DASK_ADDRESS:
-                data["building_id"] = outcome.result.building_id
-                confirmed["address"] = outcome.result.address
+                address = outcome.result_as(Address)
+                data["building_id"] = address.building_id
+                confirmed["address"] = address.address
     except BaseException:
         recorder.write()  # a call that crashed keeps its attempts' rows all the same
         raise
@@ -310,10 +312,10 @@ NOT_TRY_MESSAGE = "Şirket teklifi TL dışında bir para biriminde ({currency})
 def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[str, str] | None = None) -> None:
     now = timezone.now()
     live = InsurerQuote.objects.filter(id=row.id).exclude(state__in=InsurerQuote.FINAL_STATES)
-    if outcome.ok and outcome.result.currency != QUOTE_CURRENCY:
+    if outcome.ok and outcome.result_as(Quote).currency != QUOTE_CURRENCY:
         # CONTRACTS.md: money is TRY. A premium in another currency would be compared, sorted and
         # sold as lira: the row is refused, what the insurer said kept for support.
-        quote = outcome.result
+        quote = outcome.result_as(Quote)
         live.update(
             state=InsurerQuote.State.FAILED,
             error_class=ErrorClass.PERMANENT.value,
@@ -325,7 +327,7 @@ def _store_outcome(row: InsurerQuote, outcome: Outcome, *, extra_details: dict[s
         )
         return
     if outcome.ok:
-        quote = outcome.result
+        quote = outcome.result_as(Quote)
         live.update(
             state=InsurerQuote.State.SUCCEEDED,
             quote_no=quote.quote_no,

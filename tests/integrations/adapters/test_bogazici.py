@@ -14,7 +14,7 @@ import defusedxml.ElementTree as safe_xml
 import pytest
 
 from integrations.adapters.bogazici import BS_NS, SOAP_NS, soap_envelope
-from integrations.answers.results import Document, PolicyStatus
+from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import insurer_operation_run
 from integrations.calling.engine import IssuanceHistory, Outcome
@@ -82,7 +82,7 @@ def one_try_documents(db: None) -> Iterator[None]:
 def _quote_no(run: Callable[..., Outcome]) -> str:
     outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok, outcome.to_json()
-    return outcome.result.quote_no
+    return outcome.result_as(Quote).quote_no
 
 
 def _issue(run: Callable[..., Outcome], quote_no: str, **kwargs: Any) -> Outcome:
@@ -98,7 +98,7 @@ def test_trafik_quote_is_normalised(run: Callable[..., Outcome]) -> None:
     """A TrafikTeklif answer becomes a Quote: Decimal premium, aware UTC validity."""
     outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok, outcome.to_json()
-    quote = outcome.result
+    quote = outcome.result_as(Quote)
     assert quote.quote_no.startswith("BG-T-")
     assert isinstance(quote.premium, Decimal) and quote.premium > 0
     assert quote.currency == "TRY"
@@ -110,12 +110,12 @@ def test_kasko_quote_keeps_coverages(run: Callable[..., Outcome]) -> None:
     """KaskoTeklif's Teminat entries (Kod/Ad/Limit) become platform coverages; an empty Limit is None."""
     outcome = run("kasko_quote", samples.KASKO)
     assert outcome.ok, outcome.to_json()
-    assert outcome.result.quote_no.startswith("BG-K-")
-    assert isinstance(outcome.result.premium, Decimal)
-    coverages = outcome.result.details["coverages"]
+    assert outcome.result_as(Quote).quote_no.startswith("BG-K-")
+    assert isinstance(outcome.result_as(Quote).premium, Decimal)
+    coverages = outcome.result_as(Quote).details["coverages"]
     assert [entry["code"] for entry in coverages] == ["collision", "theft", "fire", "flood", "glass"]
     assert coverages[0]["name"] == "Çarpışma"
-    assert Decimal(coverages[0]["limit"]) > outcome.result.premium
+    assert Decimal(coverages[0]["limit"]) > outcome.result_as(Quote).premium
     assert coverages[-1]["limit"] is None
 
 
@@ -129,14 +129,14 @@ def test_kasko_options_are_sent_as_elements_and_the_priced_covers_read_back(run:
     options = {"deductible": 2500, "replacement_car_days": 7, "liability_limit": None, "repair_shop": "contracted"}
     chosen = run("kasko_quote", {**samples.KASKO, **options})
     assert chosen.ok, chosen.to_json()
-    assert chosen.result.premium != plain.result.premium
-    assert chosen.result.details["coverages"][5:] == [
+    assert chosen.result_as(Quote).premium != plain.result_as(Quote).premium
+    assert chosen.result_as(Quote).details["coverages"][5:] == [
         {"code": "liability", "name": "İhtiyari mali mesuliyet (İMM)", "limit": None},
         {"code": "replacement_car", "name": "İkame araç", "limit": None, "days": 7},
         {"code": "deductible", "name": "Muafiyet", "limit": "2500.00"},
     ]
     limited = run("kasko_quote", {**samples.KASKO, "liability_limit": 500000})
-    assert limited.result.details["coverages"][-1]["limit"] == "500000.00"
+    assert limited.result_as(Quote).details["coverages"][-1]["limit"] == "500000.00"
 
 
 def test_an_unsold_deductible_is_a_field_error_naming_it(run: Callable[..., Outcome]) -> None:
@@ -159,12 +159,15 @@ def test_start_and_installments_reach_the_policy(run: Callable[..., Outcome], bo
     quoted = run("trafik_quote", {**samples.TRAFIK, "starts_on": starts_on})
     issued = run(
         "issue_policy",
-        {"quote_no": quoted.result.quote_no, "payment_token": samples.PAYMENT_TOKEN, "installments": "3"},
+        {"quote_no": quoted.result_as(Quote).quote_no, "payment_token": samples.PAYMENT_TOKEN, "installments": "3"},
         reference="IH-TERMS-1",
     )
     assert issued.ok, issued.to_json()
-    assert (issued.result.starts_on, issued.result.ends_on) == (starts_on, one_year_after(starts_on))
-    assert bogazici.state.ledger.policies[issued.result.policy_no].installments == 3
+    assert (issued.result_as(Policy).starts_on, issued.result_as(Policy).ends_on) == (
+        starts_on,
+        one_year_after(starts_on),
+    )
+    assert bogazici.state.ledger.policies[issued.result_as(Policy).policy_no].installments == 3
 
 
 def test_a_count_not_offered_is_refused_and_no_policy_made(run: Callable[..., Outcome], bogazici: Any) -> None:
@@ -178,14 +181,17 @@ def test_dask_address_then_quote(run: Callable[..., Outcome]) -> None:
     """DaskAdresSorgu gives the building id that DaskTeklif needs; SigortaBedeli is kept as a decimal string."""
     address = run("dask_address", samples.DASK_ADDRESS)
     assert address.ok, address.to_json()
-    assert address.result.uavt_code == samples.DASK_ADDRESS["uavt_code"]
-    assert address.result.address and len(address.result.building_id) == 8
-    quote = run("dask_quote", {**samples.DASK_RISK, **samples.DASK_ADDRESS, "building_id": address.result.building_id})
+    assert address.result_as(Address).uavt_code == samples.DASK_ADDRESS["uavt_code"]
+    assert address.result_as(Address).address and len(address.result_as(Address).building_id) == 8
+    quote = run(
+        "dask_quote",
+        {**samples.DASK_RISK, **samples.DASK_ADDRESS, "building_id": address.result_as(Address).building_id},
+    )
     assert quote.ok, quote.to_json()
-    assert quote.result.quote_no.startswith("BG-D-")
-    assert isinstance(quote.result.premium, Decimal)
-    assert Decimal(quote.result.details["sum_insured"]) > quote.result.premium
-    assert quote.result.valid_until.tzinfo == UTC
+    assert quote.result_as(Quote).quote_no.startswith("BG-D-")
+    assert isinstance(quote.result_as(Quote).premium, Decimal)
+    assert Decimal(quote.result_as(Quote).details["sum_insured"]) > quote.result_as(Quote).premium
+    assert quote.result_as(Quote).valid_until.tzinfo == UTC
 
 
 def test_issue_policy_and_status(run: Callable[..., Outcome], bogazici: Any) -> None:
@@ -193,11 +199,11 @@ def test_issue_policy_and_status(run: Callable[..., Outcome], bogazici: Any) -> 
     quote_no = _quote_no(run)
     issued = _issue(run, quote_no)
     assert issued.ok, issued.to_json()
-    assert issued.result.status is PolicyStatus.ACTIVE
-    assert bogazici.state.counts()["policies_by_quote"] == {quote_no: [issued.result.policy_no]}
-    status = run("policy_status", {"policy_no": issued.result.policy_no})
-    assert status.ok and status.result.policy_no == issued.result.policy_no
-    assert status.result.status is PolicyStatus.ACTIVE
+    assert issued.result_as(Policy).status is PolicyStatus.ACTIVE
+    assert bogazici.state.counts()["policies_by_quote"] == {quote_no: [issued.result_as(Policy).policy_no]}
+    status = run("policy_status", {"policy_no": issued.result_as(Policy).policy_no})
+    assert status.ok and status.result_as(Policy).policy_no == issued.result_as(Policy).policy_no
+    assert status.result_as(Policy).status is PolicyStatus.ACTIVE
 
 
 def test_issue_status_and_lookup_carry_the_policy_period(run: Callable[..., Outcome], bogazici: Any) -> None:
@@ -205,12 +211,12 @@ def test_issue_status_and_lookup_carry_the_policy_period(run: Callable[..., Outc
     quote_no = _quote_no(run)
     issued = _issue(run, quote_no)
     assert issued.ok, issued.to_json()
-    policy = bogazici.state.ledger.policies[issued.result.policy_no]
+    policy = bogazici.state.ledger.policies[issued.result_as(Policy).policy_no]
     period = (policy.starts_on, policy.ends_on)
     assert all(isinstance(day, date) for day in period)
-    assert (issued.result.starts_on, issued.result.ends_on) == period
-    status = run("policy_status", {"policy_no": issued.result.policy_no})
-    assert (status.result.starts_on, status.result.ends_on) == period
+    assert (issued.result_as(Policy).starts_on, issued.result_as(Policy).ends_on) == period
+    status = run("policy_status", {"policy_no": issued.result_as(Policy).policy_no})
+    assert (status.result_as(Policy).starts_on, status.result_as(Policy).ends_on) == period
     found = _issue(run, quote_no, history=IssuanceHistory(maybe_sent=True))
     assert found.result == issued.result
     assert bogazici.state.counts()["received"]["issue_lookup"] == 1
@@ -222,7 +228,10 @@ def test_seeded_policy_period_is_read(run: Callable[..., Outcome], bogazici: Any
         [{"policy_no": "BG-P-SEED-9", "status": "ACTIVE", "starts_on": "2026-02-28", "ends_on": "2027-02-28"}]
     )
     outcome = run("policy_status", {"policy_no": "BG-P-SEED-9"})
-    assert (outcome.result.starts_on, outcome.result.ends_on) == (date(2026, 2, 28), date(2027, 2, 28))
+    assert (outcome.result_as(Policy).starts_on, outcome.result_as(Policy).ends_on) == (
+        date(2026, 2, 28),
+        date(2027, 2, 28),
+    )
 
 
 # --- the policy document (PoliceBasim) ------------------------------------------------------------------
@@ -230,7 +239,7 @@ def test_seeded_policy_period_is_read(run: Callable[..., Outcome], bogazici: Any
 
 def test_policy_document_is_the_policy_pdf(run: Callable[..., Outcome], bogazici: Any) -> None:
     """PoliceBasim's PdfIcerik decodes to exactly the PDF Boğaziçi printed for this policy."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.ok and outcome.attempts == 1, outcome.to_json()
     document = outcome.result
@@ -253,7 +262,7 @@ def test_document_not_ready_waits_tekrardenemesn_and_is_no_failure(
     """BS-405 is NOT_READY: the engine waits TekrarDenemeSn and asks again, even with a single try for
     failures, and the BS-405 attempt is logged as a wait, not a failure."""
     bogazici.state.configure(document_delay_seconds=0.8)
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.ok and outcome.attempts == 2, outcome.to_json()
     assert recording_sleep.waits[-1] >= 1.0
@@ -271,7 +280,7 @@ def test_document_not_ready_without_tekrardenemesn_backs_off(
     run: Callable[..., Outcome], bogazici: Any, one_try_documents: None
 ) -> None:
     """A BS-405 that names no wait: our own backoff, still a wait and not a used-up try."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     bogazici.state.add_faults(
         [{"operation": "policy_document", "fault": "error", "code": "BS-405", "wait_seconds": None}]
     )
@@ -295,7 +304,7 @@ def test_document_of_an_unknown_policy_is_permanent_not_found(run: Callable[...,
 def test_unreadable_document_is_unknown(run: Callable[..., Outcome], bogazici: Any, fault: str) -> None:
     """Basarili=true with a PdfIcerik that is not base64, or not a PDF: an unreadable answer (unknown),
     retried under the unknown cap, never a document."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     bogazici.state.add_faults([{"operation": "policy_document", "fault": fault, "times": 50}])
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.result is None
@@ -312,7 +321,7 @@ def test_document_throttle_waits_tekrardenemesn(
     run: Callable[..., Outcome], bogazici: Any, recording_sleep: Any
 ) -> None:
     """BS-901 on PoliceBasim is the quota like anywhere else: wait the insurer's seconds, then the PDF."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     bogazici.state.add_faults([{"operation": "policy_document", "fault": "error", "code": "BS-901", "wait_seconds": 1}])
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.ok and outcome.attempts == 2, outcome.to_json()
@@ -323,7 +332,7 @@ def test_trafik_quote_lists_the_legal_limits(run: Callable[..., Outcome]) -> Non
     """Trafik answers carry the legal limits, under the platform's codes and Turkish names."""
     outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok, outcome.to_json()
-    assert outcome.result.details["coverages"] == [
+    assert outcome.result_as(Quote).details["coverages"] == [
         {"code": "bodily_injury", "name": "Kişi başı sakatlanma ve ölüm", "limit": "2700000.00"},
         {"code": "medical", "name": "Kişi başı tedavi masrafları", "limit": "2700000.00"},
         {"code": "property_damage", "name": "Araç başı maddi hasar", "limit": "300000.00"},
@@ -332,10 +341,10 @@ def test_trafik_quote_lists_the_legal_limits(run: Callable[..., Outcome]) -> Non
 
 def test_dask_quote_lists_the_earthquake_cover(run: Callable[..., Outcome], bogazici: Any) -> None:
     """DASK's one cover (DEPREM) is limited to the sum insured."""
-    building_id = run("dask_address", samples.DASK_ADDRESS).result.building_id
+    building_id = run("dask_address", samples.DASK_ADDRESS).result_as(Address).building_id
     outcome = run("dask_quote", {**samples.DASK_RISK, **samples.DASK_ADDRESS, "building_id": building_id})
     assert outcome.ok, outcome.to_json()
-    details = outcome.result.details
+    details = outcome.result_as(Quote).details
     assert details["coverages"] == [
         {"code": "earthquake", "name": "Deprem ve deprem kaynaklı yangın", "limit": details["sum_insured"]}
     ]
@@ -346,10 +355,10 @@ def test_quote_keeps_installments(run: Callable[..., Outcome], operation: str) -
     """Taksitler/Taksit (Sayi, Toplam) become installments; one part costs exactly the premium."""
     outcome = run(operation, samples.TRAFIK if operation == "trafik_quote" else samples.KASKO)
     assert outcome.ok, outcome.to_json()
-    installments = outcome.result.details["installments"]
+    installments = outcome.result_as(Quote).details["installments"]
     assert [plan["count"] for plan in installments] == [1, 3, 6, 9]
-    assert installments[0]["total"] == str(outcome.result.premium)
-    assert Decimal(installments[-1]["total"]) > outcome.result.premium
+    assert installments[0]["total"] == str(outcome.result_as(Quote).premium)
+    assert Decimal(installments[-1]["total"]) > outcome.result_as(Quote).premium
 
 
 def test_older_bare_coverage_codes_are_read(run: Callable[..., Outcome], bogazici: Any) -> None:
@@ -357,7 +366,7 @@ def test_older_bare_coverage_codes_are_read(run: Callable[..., Outcome], bogazic
     bogazici.state.add_faults([{"operation": "kasko_quote", "fault": "coverages_bare"}])
     outcome = run("kasko_quote", samples.KASKO)
     assert outcome.ok, outcome.to_json()
-    assert outcome.result.details["coverages"] == [
+    assert outcome.result_as(Quote).details["coverages"] == [
         {"code": "collision", "name": "Çarpışma", "limit": None},
         {"code": "theft", "name": "Hırsızlık", "limit": None},
         {"code": "fire", "name": "Yangın", "limit": None},
@@ -375,7 +384,7 @@ def test_malformed_coverage_is_skipped_and_the_quote_kept(
     with caplog.at_level(logging.WARNING, logger="integrations.adapters.bogazici"):
         outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok and outcome.attempts == 1, outcome.to_json()
-    assert [entry["code"] for entry in outcome.result.details["coverages"]] == [
+    assert [entry["code"] for entry in outcome.result_as(Quote).details["coverages"]] == [
         "bodily_injury",
         "medical",
         "property_damage",
@@ -391,11 +400,11 @@ def test_policy_status_vocabulary_is_mapped(
     run: Callable[..., Outcome], bogazici: Any, sandbox_status: str, expected: PolicyStatus
 ) -> None:
     """IPTAL reads as CANCELLED and SURESI_DOLDU as EXPIRED."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     bogazici.state.set_policy_status(policy_no, sandbox_status)
     outcome = run("policy_status", {"policy_no": policy_no})
     assert outcome.ok, outcome.to_json()
-    assert outcome.result.status is expected
+    assert outcome.result_as(Policy).status is expected
 
 
 # --- the error table ----------------------------------------------------------------------------------
@@ -605,7 +614,7 @@ def test_calls_received_equal_attempts_recorded(
     quote_no = _quote_no(run)
     policy = _issue(run, quote_no)
     assert policy.ok, policy.to_json()
-    assert run("policy_status", {"policy_no": policy.result.policy_no}).ok
+    assert run("policy_status", {"policy_no": policy.result_as(Policy).policy_no}).ok
     counts = bogazici.state.counts()
     # The 502 left the outcome open: one lookup at once (BS-404), one after the settling time.
     assert counts["total_received"] == Attempt.objects.count() == 9
@@ -625,7 +634,7 @@ def test_commit_then_drop_yields_exactly_one_policy(
     outcome = _issue(run, quote_no)
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
     assert counts["received"]["issue_policy"] == 1
     assert counts["received"]["issue_lookup"] == 1
     first = Attempt.objects.get(operation="issue_policy", call="main")
@@ -641,7 +650,7 @@ def test_bs902_after_the_policy_was_created_yields_exactly_one_policy(
     outcome = _issue(run, quote_no)
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
     assert counts["received"]["issue_policy"] == 1
 
 
@@ -655,7 +664,7 @@ def test_bs902_is_looked_up_before_resending(run: Callable[..., Outcome], bogazi
     counts = bogazici.state.counts()
     assert counts["received"]["issue_lookup"] == 2
     assert counts["received"]["issue_policy"] == 2
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
     rows = list(Attempt.objects.filter(operation="issue_policy").order_by("started_at", "id"))
     assert [(row.call, row.provider_code, row.ok) for row in rows] == [
         ("main", "BS-902", False),
@@ -691,7 +700,7 @@ def test_failed_issuance_is_ambiguous_and_looked_up(
     # asked again once the settling time has passed, and only then the one re-send.
     resent = counts["received"]["issue_policy"] == 2
     assert counts["received"]["issue_lookup"] == (2 if resent else 1)
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
     assert Attempt.objects.get(operation="issue_policy", call="main", ok=False).ambiguous
 
 
@@ -703,7 +712,7 @@ def test_issuance_throttle_is_not_ambiguous(run: Callable[..., Outcome], bogazic
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
     assert counts["received"].get("issue_lookup", 0) == 0
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
 
 
 def test_issuance_of_expired_quote_is_final(run: Callable[..., Outcome], bogazici: Any) -> None:
@@ -725,7 +734,7 @@ def test_resumed_issuance_finds_the_earlier_policy(run: Callable[..., Outcome], 
     assert resumed.ok and resumed.result == first.result
     counts = bogazici.state.counts()
     assert counts["received"]["issue_policy"] == 1 and counts["received"]["issue_lookup"] == 1
-    assert counts["policies_by_quote"] == {quote_no: [first.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [first.result_as(Policy).policy_no]}
 
 
 def test_failed_lookup_is_retried_and_never_guessed(
@@ -743,4 +752,4 @@ def test_failed_lookup_is_retried_and_never_guessed(
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
     assert counts["received"]["issue_lookup"] == 2 and counts["received"]["issue_policy"] == 1
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
