@@ -102,7 +102,8 @@ def test_trafik_quote_is_normalised(run: Callable[..., Outcome]) -> None:
     assert quote.quote_no.startswith("BG-T-")
     assert isinstance(quote.premium, Decimal) and quote.premium > 0
     assert quote.currency == "TRY"
-    assert quote.valid_until.tzinfo is not None and quote.valid_until.utcoffset().total_seconds() == 0
+    offset = quote.valid_until.utcoffset()
+    assert offset is not None and offset.total_seconds() == 0
     assert outcome.attempts == 1
 
 
@@ -142,6 +143,7 @@ def test_kasko_options_are_sent_as_elements_and_the_priced_covers_read_back(run:
 def test_an_unsold_deductible_is_a_field_error_naming_it(run: Callable[..., Outcome]) -> None:
     """Boğaziçi sells no 10 000 TRY deductible: BS-100 "Muafiyet alanı geçersiz" is `deductible`."""
     outcome = run("kasko_quote", {**samples.KASKO, "deductible": 10000})
+    assert outcome.error is not None
     assert (outcome.error.provider_code, outcome.error.field, outcome.attempts) == ("BS-100", "deductible", 1)
     assert plain_message(outcome.error) == "Şirket muafiyet bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
 
@@ -149,6 +151,7 @@ def test_an_unsold_deductible_is_a_field_error_naming_it(run: Callable[..., Outc
 def test_a_zero_liability_limit_is_never_sent_as_unlimited(run: Callable[..., Outcome], bogazici: Any) -> None:
     """0 means unlimited at Boğaziçi: a zero limit of ours is refused here, nothing sent."""
     outcome = run("kasko_quote", {**samples.KASKO, "liability_limit": 0})
+    assert outcome.error is not None
     assert (outcome.error.kind, outcome.error.field, outcome.attempts) == (ErrorKind.VALIDATION, "liability_limit", 1)
     assert bogazici.state.counts()["received"] == {} and not Attempt.objects.exists()
 
@@ -173,6 +176,7 @@ def test_start_and_installments_reach_the_policy(run: Callable[..., Outcome], bo
 def test_a_count_not_offered_is_refused_and_no_policy_made(run: Callable[..., Outcome], bogazici: Any) -> None:
     data = {"quote_no": _quote_no(run), "payment_token": samples.PAYMENT_TOKEN, "installments": 5}
     refused = run("issue_policy", data, reference="IH-TERMS-2")
+    assert refused.error is not None
     assert (refused.error.provider_code, refused.error.field) == ("BS-100", "installments")
     assert bogazici.state.counts()["issued_total"] == 0
 
@@ -272,7 +276,8 @@ def test_document_not_ready_waits_tekrardenemesn_and_is_no_failure(
         (True, "", ""),
     ]
     assert rows[0].error_class == "retryable" and not rows[0].ambiguous
-    assert rows[0].wait_reason == "signal:TekrarDenemeSn" and rows[0].wait_seconds >= 1.0
+    wait_seconds = rows[0].wait_seconds
+    assert rows[0].wait_reason == "signal:TekrarDenemeSn" and wait_seconds is not None and wait_seconds >= 1.0
     assert bogazici.state.counts()["received"]["policy_document"] == 2
 
 
@@ -287,11 +292,13 @@ def test_document_not_ready_without_tekrardenemesn_backs_off(
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.ok and outcome.attempts == 2, outcome.to_json()
     first = Attempt.objects.filter(operation="policy_document").order_by("started_at", "id").first()
+    assert first is not None
     assert (first.error_kind, first.wait_reason) == ("not_ready", "backoff:full-jitter")
 
 
 def test_document_of_an_unknown_policy_is_permanent_not_found(run: Callable[..., Outcome], bogazici: Any) -> None:
     outcome = run("policy_document", {"policy_no": "BG-P-999999"})
+    assert outcome.error is not None
     assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (
         ErrorClass.PERMANENT,
         ErrorKind.NOT_FOUND,
@@ -308,6 +315,7 @@ def test_unreadable_document_is_unknown(run: Callable[..., Outcome], bogazici: A
     bogazici.state.add_faults([{"operation": "policy_document", "fault": fault, "times": 50}])
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.result is None
+    assert outcome.error is not None
     assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (
         ErrorClass.UNKNOWN,
         ErrorKind.UNCLASSIFIED,
@@ -452,12 +460,14 @@ def test_business_refusals_carry_turkish_agent_message(
     """Business refusals show the agent a Turkish sentence, not the raw code."""
     bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "error", "code": code}])
     outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.error is not None
     assert outcome.error.agent_message() == message
 
 
 def test_bs100_names_the_platform_field(run: Callable[..., Outcome]) -> None:
     """A real BS-100 ("Plaka alanı geçersiz") points at the platform field `plate`."""
     outcome = run("trafik_quote", {**samples.TRAFIK, "plate": "XX"})
+    assert outcome.error is not None
     assert outcome.error.provider_code == "BS-100"
     assert outcome.error.kind is ErrorKind.VALIDATION
     assert outcome.error.field == "plate"
@@ -467,12 +477,14 @@ def test_bs100_names_the_platform_field(run: Callable[..., Outcome]) -> None:
 def test_missing_field_is_sent_empty_and_refused_by_the_insurer(run: Callable[..., Outcome]) -> None:
     """A missing input is not a crash here: Boğaziçi refuses it and names it."""
     outcome = run("kasko_quote", {key: value for key, value in samples.KASKO.items() if key != "model_code"})
+    assert outcome.error is not None
     assert (outcome.error.provider_code, outcome.error.field) == ("BS-100", "model_code")
 
 
 def test_bs110_invalid_identity_points_at_owner_id(run: Callable[..., Outcome]) -> None:
     """A TCKN that fails its checksum is Boğaziçi's BS-110, a validation error on `owner_id`."""
     outcome = run("trafik_quote", {**samples.TRAFIK, "owner_id": "12345678901"})
+    assert outcome.error is not None
     assert (outcome.error.provider_code, outcome.error.kind, outcome.error.field) == (
         "BS-110",
         ErrorKind.VALIDATION,
@@ -483,6 +495,7 @@ def test_bs110_invalid_identity_points_at_owner_id(run: Callable[..., Outcome]) 
 def test_values_are_xml_escaped(run: Callable[..., Outcome], bogazici: Any) -> None:
     """Markup in a value reaches Boğaziçi as text (refused as a bad plate), never as XML."""
     outcome = run("trafik_quote", {**samples.TRAFIK, "plate": "34<b:Plaka>&amp;</x>"})
+    assert outcome.error is not None
     assert (outcome.error.provider_code, outcome.error.field) == ("BS-100", "plate")
     assert bogazici.state.counts()["faults"] == {}
 
@@ -493,10 +506,10 @@ def test_envelope_matches_the_contract() -> None:
         soap_envelope("TrafikTeklif", [("Plaka", "34<&>"), ("ModelYili", 2021)], username="a&b", password="p<q"),
         forbid_dtd=True,
     )
-    kimlik = root.find(f"{{{SOAP_NS}}}Header/{{{BS_NS}}}Kimlik")
-    assert kimlik.find(f"{{{BS_NS}}}Kullanici").text == "a&b"
-    assert kimlik.find(f"{{{BS_NS}}}Sifre").text == "p<q"
+    assert root.findtext(f"{{{SOAP_NS}}}Header/{{{BS_NS}}}Kimlik/{{{BS_NS}}}Kullanici") == "a&b"
+    assert root.findtext(f"{{{SOAP_NS}}}Header/{{{BS_NS}}}Kimlik/{{{BS_NS}}}Sifre") == "p<q"
     islem = root.find(f"{{{SOAP_NS}}}Body/{{{BS_NS}}}TrafikTeklif")
+    assert islem is not None
     assert [(child.tag, child.text) for child in islem] == [
         (f"{{{BS_NS}}}Plaka", "34<&>"),
         (f"{{{BS_NS}}}ModelYili", "2021"),
@@ -512,6 +525,7 @@ def test_wrong_password_is_bs200_auth(endpoint_for: Callable, recording_sleep: A
     outcome = insurer_operation_run(
         endpoint=endpoint, operation="trafik_quote", data=samples.TRAFIK, sleep=recording_sleep
     )
+    assert outcome.error is not None
     assert (outcome.error.kind, outcome.error.provider_code, outcome.attempts) == (ErrorKind.AUTH, "BS-200", 1)
 
 
@@ -531,6 +545,7 @@ def test_soap_fault_side_decides(
     """An HTTP 500 SOAP Fault: soap:Server is retried as unavailable, soap:Client is a permanent validation error."""
     bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "soap_fault", "code": faultcode, "times": 50}])
     outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.error is not None
     assert (outcome.error.kind, outcome.error.provider_code, outcome.error.http_status) == (kind, provider_code, 500)
     assert outcome.attempts == attempts
 
@@ -542,6 +557,7 @@ def test_gateway_html_page_is_unavailable(run: Callable[..., Outcome], bogazici:
     outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok and outcome.attempts == 2
     first = Attempt.objects.order_by("started_at", "id").first()
+    assert first is not None
     assert (first.provider_code, first.error_kind, first.http_status) == (str(status), "unavailable", status)
 
 
@@ -551,6 +567,7 @@ def test_xml_bomb_is_refused_unexpanded(run: Callable[..., Outcome], bogazici: A
     started = time.monotonic()
     outcome = run("trafik_quote", samples.TRAFIK)
     assert time.monotonic() - started < 3
+    assert outcome.error is not None
     assert (outcome.error.error_class, outcome.error.provider_code) == (ErrorClass.UNKNOWN, "XML_REFUSED")
     assert outcome.attempts == 2
 
@@ -560,6 +577,7 @@ def test_truncated_or_empty_answer_is_unknown(run: Callable[..., Outcome], bogaz
     """Half an envelope or an empty 200 is an unknown answer, retried under the unknown cap, not a crash."""
     bogazici.state.add_faults([{"operation": "trafik_quote", "fault": fault, "times": 50}])
     outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.error is not None
     assert outcome.error.kind is ErrorKind.UNCLASSIFIED
     assert outcome.attempts == 2
 
@@ -584,7 +602,8 @@ def test_bs901_throttle_waits_tekrardenemesn_seconds(
     assert recording_sleep.waits and recording_sleep.waits[0] >= 1.0
     throttled = Attempt.objects.get(provider_code="BS-901")
     assert throttled.wait_reason == "signal:TekrarDenemeSn"
-    assert throttled.error_kind == "throttled" and throttled.wait_seconds >= 1.0
+    assert throttled.error_kind == "throttled"
+    assert throttled.wait_seconds is not None and throttled.wait_seconds >= 1.0
     assert bogazici.state.counts()["throttled"] == {"trafik_quote": 1}
 
 
@@ -720,6 +739,7 @@ def test_issuance_of_expired_quote_is_final(run: Callable[..., Outcome], bogazic
     quote_no = _quote_no(run)
     bogazici.state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "BS-320"}])
     outcome = _issue(run, quote_no)
+    assert outcome.error is not None
     assert (outcome.error.kind, outcome.attempts) == (ErrorKind.EXPIRED, 1)
     assert not Attempt.objects.get(operation="issue_policy").ambiguous
     counts = bogazici.state.counts()
