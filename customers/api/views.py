@@ -11,13 +11,13 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from customers import selectors
 from customers.api.serializers import CustomerInputSerializer, CustomerSerializer
 from customers.services import customer_create, customer_update
+from insurehub.request_types import AuthenticatedRequest
 from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors, paginated
 from quotes.api.views import (
     PAGE_PARAMETERS,
@@ -84,7 +84,7 @@ class CustomersApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = query_filters(self.ListFilterSerializer, request)
         customers = selectors.customer_list(user=request.user, search=filters.get("search", ""))
         return _paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)
@@ -103,7 +103,7 @@ class CustomersApi(APIView):
             403: NO_AGENCY,
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         serializer = CustomerInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         customer = customer_create(user=request.user, data=serializer.validated_data)
@@ -126,7 +126,7 @@ class CustomerSearchApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         term = SearchInputSerializer(data=request.data)
         term.is_valid(raise_exception=True)
         customers = selectors.customer_list(user=request.user, search=term.validated_data["search"])
@@ -140,7 +140,7 @@ class CustomerDetailApi(APIView):
         parameters=[CUSTOMER_ID],
         responses={200: CustomerSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
-    def get(self, request: Request, customer_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, customer_id: str) -> Response:
         customer = selectors.customer_get(user=request.user, pk=_pk_or_404(customer_id))
         return Response(CustomerSerializer(customer).data)
 
@@ -160,7 +160,7 @@ class CustomerDetailApi(APIView):
             404: NOT_FOUND,
         },
     )
-    def patch(self, request: Request, customer_id: str) -> Response:
+    def patch(self, request: AuthenticatedRequest, customer_id: str) -> Response:
         # Changing stays with the customer's own agency, whatever else the user may read.
         customer = selectors.customer_get_for_edit(user=request.user, pk=_pk_or_404(customer_id))
         serializer = CustomerInputSerializer(data=request.data, partial=True)

@@ -7,6 +7,7 @@ runs the product with no server to install. Scale-out sets DATABASE_URL and REDI
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from csp.constants import NONE, SELF
@@ -368,7 +369,7 @@ QUOTE_LIVE_STREAMS_PER_SESSION = env_int("QUOTE_LIVE_STREAMS_PER_SESSION", 3)
 # insurer call behind the retry policy's back.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
-Q_CLUSTER = {
+Q_CLUSTER: dict[str, Any] = {
     "name": "insurehub",
     # I/O-bound work, and the pump holds one worker ~50 s a minute: more workers than cores.
     "workers": env_int("Q_WORKERS", 4),

@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models.functions import Now
 from django.urls import reverse
@@ -119,7 +119,7 @@ def cancellation_input_check(*, policy: Policy, reason: Any, effective_on: Any) 
 # --- starting one ----------------------------------------------------------------------------------
 
 
-def cancellation_start(*, user: AbstractBaseUser, policy_id: int, reason: str, effective_on: Any) -> Cancellation:
+def cancellation_start(*, user: User, policy_id: int, reason: str, effective_on: Any) -> Cancellation:
     """The agent confirmed: store the cancellation (or find the live one) and queue it.
 
     Only the policy's own agency cancels it (its account at the insurer is called). A second

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -46,7 +46,7 @@ class NoInsurerAvailable(Invalid):
         super().__init__({"product": message}, message)
 
 
-def agency_of(user: AbstractBaseUser) -> Agency:
+def agency_of(user: User) -> Agency:
     profile = getattr(user, "agent_profile", None)
     if profile is None:
         raise NoActiveAgency("Bu kullanıcı bir acenteye bağlı değil.")
@@ -69,7 +69,7 @@ def _request_deadline(product: str, insurer_codes: list[str]) -> timedelta:
 
 
 def quote_request_create(
-    *, user: AbstractBaseUser, product: str, data: Mapping[str, Any], customer: Customer | None = None
+    *, user: User, product: str, data: Mapping[str, Any], customer: Customer | None = None
 ) -> QuoteRequest:
     """Validate, then store the request with one row per insurer; the calls start after commit.
 

@@ -34,8 +34,9 @@ def fragment_login_required(view: Callable[..., HttpResponse]) -> Callable[..., 
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.user.is_authenticated:
             return view(request, *args, **kwargs)
-        if getattr(request, "htmx", False):
-            page = request.htmx.current_url_abs_path or request.get_full_path()
+        htmx = getattr(request, "htmx", None)
+        if htmx:
+            page = htmx.current_url_abs_path or request.get_full_path()
             return HttpResponseClientRedirect(redirect_to_login(page).url)
         return redirect_to_login(request.get_full_path())
 
