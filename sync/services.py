@@ -323,7 +323,8 @@ def _policies_update(rows: list[tuple[str, Any, Any, Any, int]]) -> None:
     if not rows:
         return
     ops, meta = connection.ops, Policy._meta
-    columns = [meta.get_field(name).column for name in ("status", "last_synced_at", "starts_on", "ends_on")]
+    column_of = {field.name: field.column for field in meta.concrete_fields}
+    columns = [column_of[name] for name in ("status", "last_synced_at", "starts_on", "ends_on")]
     sets = ", ".join(f"{ops.quote_name(column)} = %s" for column in columns)
     # Only the model's own quoted names go into the text; every value is a parameter.
     sql = f"UPDATE {ops.quote_name(meta.db_table)} SET {sets} WHERE {ops.quote_name(meta.pk.column)} = %s"  # noqa: S608

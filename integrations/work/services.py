@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
@@ -45,6 +45,9 @@ from integrations.work.item import WorkItem, WorkState
 
 # The logger keeps the name it had before the module moved here: log shippers filter on it.
 logger = logging.getLogger("integrations.services.work")
+
+# One kind of work item, kept through a function (a SyncItem batch in, SyncItems out).
+_Item = TypeVar("_Item", bound=WorkItem)
 
 MAX_RAW_ANSWER = 4000
 # How long a durable retry waits when the insurer's retry budget is spent, and what it says meanwhile.
@@ -120,12 +123,12 @@ def work_claim(model: type[WorkItem], pk: int, *, lease_seconds: float) -> bool:
 
 
 def work_claim_batch(
-    queryset: models.QuerySet,
+    queryset: models.QuerySet[_Item],
     *,
     limit: int,
     lease_seconds: float,
     writing: Callable[[], AbstractContextManager[Any]] = nullcontext,
-) -> list[WorkItem]:
+) -> list[_Item]:
     """QUEUED -> IN_FLIGHT for up to `limit` records of `queryset`, oldest first, in one statement.
 
     One claim per batch instead of one per record is what lets a worker keep hundreds of tries
@@ -178,7 +181,7 @@ def work_mark_submitted(item: WorkItem, **fields: object) -> bool:
     return bool(type(item).objects.filter(**_held(item)).update(**_submitted_fields(timezone.now()), **fields))
 
 
-def work_mark_submitted_batch(done: Sequence[tuple[WorkItem, dict[str, object]]]) -> list[WorkItem]:
+def work_mark_submitted_batch(done: Sequence[tuple[_Item, dict[str, object]]]) -> list[_Item]:
     """IN_FLIGHT -> SUBMITTED for many records of one model in a few statements; returns those written.
 
     Each record is still fenced by its own claim: the UPDATE is guarded on IN_FLIGHT and the
@@ -191,8 +194,8 @@ def work_mark_submitted_batch(done: Sequence[tuple[WorkItem, dict[str, object]]]
         return []
     model = type(done[0][0])
     now = timezone.now()
-    groups: dict[tuple, list[WorkItem]] = defaultdict(list)
-    written: list[WorkItem] = []
+    groups: dict[tuple, list[_Item]] = defaultdict(list)
+    written: list[_Item] = []
     for item, fields in done:
         token = getattr(item, "claim_token", "")
         if not token:
