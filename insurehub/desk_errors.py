@@ -127,7 +127,8 @@ def _error_page(error: BaseException) -> Exception:
 def _not_found_message(error: ObjectDoesNotExist) -> str:
     """ "Poliçe bulunamadı.": the model's Turkish name, capitalised the Turkish way (i → İ)."""
     for model in apps.get_models():
-        if type(error) is model.DoesNotExist:
+        # ModelBase gives every model class its DoesNotExist; django-stubs declare it per concrete model.
+        if type(error) is model.DoesNotExist:  # type: ignore[attr-defined]
             name = str(model._meta.verbose_name)
             first = {"i": "İ", "ı": "I"}.get(name[:1], name[:1].upper())
             return f"{first}{name[1:]} bulunamadı."

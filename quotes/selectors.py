@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
+from uuid import UUID
 
 from django.contrib.auth.models import User
 from django.db.models import Case, CharField, Exists, OuterRef, Q, QuerySet, Subquery, Value, When
@@ -100,7 +101,7 @@ def quote_request_list(
     return requests
 
 
-def quote_request_get(*, user: User, public_id: object) -> QuoteRequest:
+def quote_request_get(*, user: User, public_id: UUID | str) -> QuoteRequest:
     """One request the user may see; another agency's id raises DoesNotExist (answer 404)."""
     return QuoteRequest.objects.filter(_agency_filter(user)).get(public_id=public_id)
 
@@ -108,7 +109,7 @@ def quote_request_get(*, user: User, public_id: object) -> QuoteRequest:
 def insurer_quotes_for(*, request: QuoteRequest) -> list[InsurerQuote]:
     """Every insurer's row: quotes cheapest first, then the ones still working, then refusals."""
     rows = list(request.insurer_quotes.select_related("insurer"))
-    order = {
+    order: dict[str, int] = {
         InsurerQuote.State.SUCCEEDED: 0,
         InsurerQuote.State.RETRYING: 1,
         InsurerQuote.State.RUNNING: 1,

@@ -32,7 +32,7 @@ def env_bool(name: str, default: bool = False, env: Mapping[str, str] = os.envir
 
 def env_int(name: str, default: int, env: Mapping[str, str] = os.environ) -> int:
     value = env.get(name)
-    if value in (None, ""):
+    if value is None or value == "":
         return default
     try:
         return int(value)
@@ -173,7 +173,7 @@ def database_from_url(url: str, env: Mapping[str, str] = os.environ) -> dict:
             "max_size": env_int("DB_POOL_MAX_SIZE", 10, env),
             "timeout": env_int("DB_POOL_TIMEOUT", 10, env),
         }
-    return sqlite_tuned(database)
+    return sqlite_tuned(dict(database))  # dj-database-url's TypedDict, as the plain dict Django reads
 
 
 def databases_from_env(env: Mapping[str, str]) -> dict:

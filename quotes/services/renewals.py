@@ -7,6 +7,7 @@ every insurer again in one click, from the input of the request the policy was i
 from __future__ import annotations
 
 from datetime import timedelta
+from uuid import UUID
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -75,7 +76,7 @@ def renewal_quote_create(*, user: User, policy_id: int) -> QuoteRequest:
     return quote_request
 
 
-def quote_request_after_policy(*, user: User, public_id: object, policy_id: int) -> QuoteRequest:
+def quote_request_after_policy(*, user: User, public_id: UUID | str, policy_id: int) -> QuoteRequest:
     """The same risk as the request, quoted again to start the day the overlapping policy ends
     ("a start after it ends"): the agent's other way out of two trafik policies at once."""
     source = selectors.quote_request_get(user=user, public_id=public_id)

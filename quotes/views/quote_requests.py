@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -118,7 +119,7 @@ def quote_request_results(request: AuthenticatedHttpRequest, public_id: UUID) ->
 @fragment_login_required
 @require_GET
 @desk_errors
-def quote_request_stream(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponse:
+def quote_request_stream(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponseBase:
     """The results table pushed as server-sent events whenever a row changes (quotes/live.py).
 
     Checked before the first byte exactly like the fragment: another agency's request is a 404.
