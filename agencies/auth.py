@@ -43,7 +43,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.conf import settings
@@ -262,6 +262,7 @@ def login_attempt_start(*, username: str, ip_address: str, code: str = "") -> Lo
 
 
 def _lockout_record(counter: Counter, row: LoginFailure, now: datetime) -> None:
+    assert row.locked_until is not None  # the caller has just locked the row
     LoginLockout.objects.create(
         scope=counter.scope,
         username="" if counter.username == ANY else counter.username,
@@ -411,7 +412,13 @@ def lock_response(response: HttpResponse, seconds: int) -> HttpResponse:
     return response
 
 
-class ThrottledAuthenticationMixin:
+if TYPE_CHECKING:
+    _AuthenticationFormBase = AuthenticationForm  # what the mixin below is mixed into, for its super() calls
+else:
+    _AuthenticationFormBase = object
+
+
+class ThrottledAuthenticationMixin(_AuthenticationFormBase):
     """For Django's authentication forms: the password is judged only within the lock-out's count.
 
     Carries the step-up's code field; the pages show it once the step-up is asked for
@@ -471,8 +478,10 @@ class RateLimitedLoginView(LoginView):
 
     authentication_form = ThrottledAuthenticationForm
 
-    def form_invalid(self, form: ThrottledAuthenticationForm) -> HttpResponse:
-        return lock_response(super().form_invalid(form), form.locked_seconds)
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        # Always a ThrottledAuthenticationForm (`authentication_form`).
+        locked_seconds = form.locked_seconds if isinstance(form, ThrottledAuthenticationMixin) else 0
+        return lock_response(super().form_invalid(form), locked_seconds)
 
 
 def throttled_admin_login(login: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

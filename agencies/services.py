@@ -8,7 +8,7 @@ agency admins are the platform's to manage (Django admin), not the agency's.
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -21,14 +21,14 @@ class AgentInvalid(Invalid):
     """The new agent's input has errors; nothing was saved. `errors` maps field -> messages."""
 
 
-def _admin_profile(admin: AbstractBaseUser) -> AgentProfile:
+def _admin_profile(admin: User) -> AgentProfile:
     profile = getattr(admin, "agent_profile", None)
     if profile is None or not profile.is_agency_admin or not profile.agency.is_active:
         raise Forbidden("Bu işlem için acente yöneticisi olmalısınız.")
     return profile
 
 
-def managed_agents(*, admin: AbstractBaseUser):
+def managed_agents(*, admin: User):
     """The agents an agency admin may manage: plain agents of their own agency."""
     profile = _admin_profile(admin)
     return (
@@ -44,7 +44,7 @@ def managed_agents(*, admin: AbstractBaseUser):
 
 
 def agent_create(
-    *, admin: AbstractBaseUser, username: str, password: str, first_name: str = "", last_name: str = ""
+    *, admin: User, username: str, password: str, first_name: str = "", last_name: str = ""
 ) -> AgentProfile:
     """A new plain agent of the admin's agency. Raises AgentInvalid keyed by field, in Turkish."""
     profile = _admin_profile(admin)
@@ -73,7 +73,7 @@ def agent_create(
         return AgentProfile.objects.create(user=candidate, agency_id=profile.agency_id)
 
 
-def agent_set_active(*, admin: AbstractBaseUser, agent_id: int, is_active: bool) -> AgentProfile:
+def agent_set_active(*, admin: User, agent_id: int, is_active: bool) -> AgentProfile:
     """Switch an agent's login off (or back on). Another agency's agent is DoesNotExist, like an unknown one.
 
     Deactivating, not deleting: the agent's requests and issuances keep pointing at the login.

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from agencies.forms import AgentCreateForm
 from agencies.services import agent_create, agent_set_active, managed_agents
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 
 
 def _require_agency_admin(request: HttpRequest) -> None:
@@ -27,7 +28,7 @@ def _require_agency_admin(request: HttpRequest) -> None:
 @login_required
 @require_http_methods(["GET", "POST"])
 @desk_errors
-def agent_list(request: HttpRequest) -> HttpResponse:
+def agent_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     _require_agency_admin(request)
     form = AgentCreateForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
@@ -43,7 +44,7 @@ def agent_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 @desk_errors
-def agent_toggle(request: HttpRequest, agent_id: int) -> HttpResponse:
+def agent_toggle(request: AuthenticatedHttpRequest, agent_id: int) -> HttpResponse:
     _require_agency_admin(request)
     is_active = request.POST.get("aktif") == "1"
     agent = agent_set_active(admin=request.user, agent_id=agent_id, is_active=is_active)

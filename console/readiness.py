@@ -165,7 +165,7 @@ class ReadinessView(HealthCheckView):
     def get_checks(self):
         for check in super().get_checks():
             if isinstance(check, Database | Storage):
-                check.run = _closing_connections(check.run)  # type: ignore[method-assign]
+                check.run = _closing_connections(check.run)
             yield check
 
     async def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:

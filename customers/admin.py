@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -11,6 +12,7 @@ from django.template.response import TemplateResponse
 from customers.erasure import customer_erase
 from customers.models import Customer, CustomerErasure
 from customers.services import CustomerInvalid
+from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.masking import mask_identity
 
 
@@ -54,7 +56,7 @@ class CustomerAdmin(admin.ModelAdmin):
         return mask_identity(customer.identity_no)
 
     @admin.action(description="KVKK: müşterinin kişisel bilgilerini sil (poliçeler kalır)", permissions=["change"])
-    def erase_customers(self, request: HttpRequest, queryset: QuerySet[Customer]) -> HttpResponse | None:
+    def erase_customers(self, request: AuthenticatedHttpRequest, queryset: QuerySet[Customer]) -> HttpResponse | None:
         """A confirmation page asking how the request came in; then `customer_erase` for each."""
         form = ErasureForm(request.POST if "erase_confirmed" in request.POST else None)
         if form.is_bound and form.is_valid():
@@ -66,7 +68,8 @@ class CustomerAdmin(admin.ModelAdmin):
                     )
                     erased += 1
                 except CustomerInvalid as invalid:
-                    self.message_user(request, f"#{customer.pk}: {'; '.join(invalid.errors.values())}", messages.ERROR)
+                    problems = "; ".join(text for texts in invalid.field_errors.values() for text in texts)
+                    self.message_user(request, f"#{customer.pk}: {problems}", messages.ERROR)
             if erased:
                 self.message_user(request, f"{erased} müşterinin kişisel bilgileri silindi.", messages.SUCCESS)
             return None
@@ -76,7 +79,7 @@ class CustomerAdmin(admin.ModelAdmin):
             "customers": queryset,
             "form": form,
             "opts": self.model._meta,
-            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "action_checkbox_name": ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/customers/customer/erase_confirm.html", context)
 

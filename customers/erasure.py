@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
@@ -48,7 +48,7 @@ def erased_identity(customer_pk: int) -> str:
     return f"X{customer_pk:010d}"[-11:]
 
 
-def customer_erase(*, customer: Customer, erased_by: AbstractBaseUser, request_note: str) -> CustomerErasure:
+def customer_erase(*, customer: Customer, erased_by: User, request_note: str) -> CustomerErasure:
     """Anonymise `customer` (see the module); raises `CustomerInvalid` with a Turkish message."""
     note = " ".join(str(request_note or "").split())
     if not note:

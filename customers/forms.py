@@ -64,7 +64,8 @@ class CustomerForm(forms.Form):
         self.fields.update(customer_fields())
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns
         _, errors = validate_customer(data)
         self.add_errors(errors)
         return data

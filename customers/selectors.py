@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -20,12 +20,12 @@ RENEWAL_WINDOW = timedelta(days=60)
 _IDENTITY_DIGITS = frozenset("0123456789")
 
 
-def _own_agency(user: AbstractBaseUser) -> Q:
+def _own_agency(user: User) -> Q:
     profile = getattr(user, "agent_profile", None)
     return Q(agency_id=profile.agency_id) if profile is not None else Q(pk__in=[])
 
 
-def _readable(user: AbstractBaseUser) -> Q:
+def _readable(user: User) -> Q:
     return Q() if user.has_perm("quotes.view_all_agencies") else _own_agency(user)
 
 
@@ -40,7 +40,7 @@ def _name_or_identity(search: str) -> Q:
     return Q(name_folded__contains=name_fold(term))
 
 
-def customer_list(*, user: AbstractBaseUser, search: str = "") -> QuerySet[Customer]:
+def customer_list(*, user: User, search: str = "") -> QuerySet[Customer]:
     """Customers the user may read, by name; `search` matches a name (Turkish letters or not,
     any case: `customers.name_search`) or a full identity number."""
     customers = Customer.objects.filter(_readable(user))
@@ -49,17 +49,17 @@ def customer_list(*, user: AbstractBaseUser, search: str = "") -> QuerySet[Custo
     return customers.filter(_name_or_identity(search)).select_related("agency")
 
 
-def customer_get(*, user: AbstractBaseUser, pk: int) -> Customer:
+def customer_get(*, user: User, pk: int) -> Customer:
     """One customer the user may read; another agency's raises DoesNotExist (answer 404)."""
     return Customer.objects.filter(_readable(user)).select_related("agency").get(pk=pk)
 
 
-def customer_get_for_edit(*, user: AbstractBaseUser, pk: int) -> Customer:
+def customer_get_for_edit(*, user: User, pk: int) -> Customer:
     """One customer the user may change: their own agency's only, whatever they may read."""
     return Customer.objects.filter(_own_agency(user)).get(pk=pk)
 
 
-def customer_choices(*, user: AbstractBaseUser) -> QuerySet[Customer]:
+def customer_choices(*, user: User) -> QuerySet[Customer]:
     """The customers a quote may be for: the agent's own agency's."""
     return Customer.objects.filter(_own_agency(user))
 

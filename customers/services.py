@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from agencies.models import Agency
@@ -23,7 +23,7 @@ class CustomerInvalid(Invalid):
     """The input has errors; nothing was saved. `errors` maps field -> Turkish message."""
 
 
-def customer_agency(user: AbstractBaseUser) -> Agency:
+def customer_agency(user: User) -> Agency:
     """The agency a user writes customers for. Reading every agency (`quotes.view_all_agencies`)
     is not acting for one: a user without an agency of their own writes nothing."""
     profile = getattr(user, "agent_profile", None)
@@ -34,7 +34,7 @@ def customer_agency(user: AbstractBaseUser) -> Agency:
     return profile.agency
 
 
-def customer_may_write(user: AbstractBaseUser) -> bool:
+def customer_may_write(user: User) -> bool:
     try:
         customer_agency(user)
     except NoActiveAgency:
@@ -43,7 +43,10 @@ def customer_may_write(user: AbstractBaseUser) -> bool:
 
 
 def _identity_taken(agency: Agency, identity_no: str, *, exclude_pk: int | None = None) -> bool:
-    return Customer.objects.filter(agency=agency, identity_no=identity_no).exclude(pk=exclude_pk).exists()
+    same = Customer.objects.filter(agency=agency, identity_no=identity_no)
+    if exclude_pk is not None:
+        same = same.exclude(pk=exclude_pk)
+    return same.exists()
 
 
 def _save(customer: Customer) -> Customer:
@@ -59,7 +62,7 @@ def _save(customer: Customer) -> Customer:
     return customer
 
 
-def customer_create(*, user: AbstractBaseUser, data: Mapping[str, Any]) -> Customer:
+def customer_create(*, user: User, data: Mapping[str, Any]) -> Customer:
     """Validate, then store a customer of the user's agency."""
     agency = customer_agency(user)
     clean, errors = validate_customer(data)
@@ -68,7 +71,7 @@ def customer_create(*, user: AbstractBaseUser, data: Mapping[str, Any]) -> Custo
     return _save(Customer(agency=agency, created_by=user, **clean))
 
 
-def customer_update(*, user: AbstractBaseUser, customer: Customer, data: Mapping[str, Any]) -> Customer:
+def customer_update(*, user: User, customer: Customer, data: Mapping[str, Any]) -> Customer:
     """Change some or all fields; fields not in `data` keep their value. The whole customer is
     checked again, so a consent time cannot lose its channel through a partial change.
 

@@ -18,6 +18,7 @@ from customers import selectors
 from customers.forms import CustomerForm
 from customers.services import customer_create, customer_may_write, customer_update
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 from quotes.views.common import page_of, search_recall, search_redirect
 
 # What the customer page lists of a customer's history; older ones stay in the main lists.
@@ -26,7 +27,7 @@ HISTORY_LIMIT = 50
 
 @login_required
 @require_GET
-def customer_list(request: HttpRequest) -> HttpResponse:
+def customer_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     search = search_recall(request)
     customers = selectors.customer_list(user=request.user, search=search.term)
     context = {"page": page_of(request, customers), "search": search, "may_write": customer_may_write(request.user)}
@@ -41,7 +42,7 @@ def customer_search(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def customer_new(request: HttpRequest) -> HttpResponse:
+def customer_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not customer_may_write(request.user):
         raise PermissionDenied
     form = CustomerForm(request.POST if request.method == "POST" else None)
@@ -57,7 +58,7 @@ def customer_new(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @desk_errors
-def customer_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def customer_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     customer = selectors.customer_get(user=request.user, pk=pk)
     profile = getattr(request.user, "agent_profile", None)
     context = {
@@ -67,7 +68,9 @@ def customer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "renewals": selectors.customer_renewals(customer=customer),
         "renewal_days": selectors.RENEWAL_WINDOW.days,
         # Only the customer's own agency edits them or asks quotes for them.
-        "may_write": customer_may_write(request.user) and profile.agency_id == customer.agency_id,
+        "may_write": customer_may_write(request.user)
+        and profile is not None
+        and profile.agency_id == customer.agency_id,
     }
     return render(request, "customers/customer_detail.html", context)
 
@@ -75,7 +78,7 @@ def customer_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 @desk_errors
-def customer_edit(request: HttpRequest, pk: int) -> HttpResponse:
+def customer_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     customer = selectors.customer_get_for_edit(user=request.user, pk=pk)
     if not customer_may_write(request.user):
         raise PermissionDenied

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import IO
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.utils.text import get_valid_filename
 
@@ -17,7 +17,7 @@ from quotes import selectors as quote_selectors
 from quotes.models import Policy
 
 
-def policy_for_document(*, user: AbstractBaseUser, policy_id: int) -> Policy:
+def policy_for_document(*, user: User, policy_id: int) -> Policy:
     """The policy, if the user may read it; another agency's raises `Policy.DoesNotExist` (404)."""
     return quote_selectors.policy_list(user=user).select_related("insurer", "agency").get(pk=policy_id)
 
@@ -27,14 +27,14 @@ def document_of(policy: Policy) -> PolicyDocument | None:
     return PolicyDocument.objects.select_related("policy__insurer").filter(policy=policy).first()
 
 
-def document_downloadable(*, user: AbstractBaseUser, policy_id: int) -> PolicyDocument:
+def document_downloadable(*, user: User, policy_id: int) -> PolicyDocument:
     """The document to download: the user may read the policy and a file is stored (during a
     re-fetch, the previous one). Raises `Policy.DoesNotExist` or `PolicyDocument.DoesNotExist`."""
     policy = policy_for_document(user=user, policy_id=policy_id)
     return PolicyDocument.objects.select_related("policy__insurer").exclude(file="").get(policy=policy)
 
 
-def may_refetch(*, user: AbstractBaseUser, policy: Policy) -> bool:
+def may_refetch(*, user: User, policy: Policy) -> bool:
     """Only the policy's own agency re-fetches: it spends that agency's insurer account."""
     profile = getattr(user, "agent_profile", None)
     return profile is not None and profile.agency_id == policy.agency_id

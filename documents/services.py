@@ -21,7 +21,7 @@ import time
 from functools import partial
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -114,7 +114,7 @@ def documents_request_missing(*, limit: int = 500) -> int:
     return stored
 
 
-def document_refetch(*, user: AbstractBaseUser, policy_id: int) -> PolicyDocument:
+def document_refetch(*, user: User, policy_id: int) -> PolicyDocument:
     """The agency asks for its policy's PDF again ("Yeniden al").
 
     Only the policy's own agency may (a re-fetch spends that agency's insurer account; a
@@ -220,7 +220,7 @@ def _document_stored(document: PolicyDocument, outcome: Outcome) -> None:
     gets a suffix), so the old file stays downloadable until the record points at the new one,
     and a worker whose lease was taken back meanwhile removes only what it wrote itself.
     """
-    pdf: Document = outcome.result
+    pdf = outcome.result_as(Document)
     old_name = PolicyDocument.objects.values_list("file", flat=True).get(pk=document.pk)
     name = default_storage.save(storage_name(document), ContentFile(pdf.content))
     with transaction.atomic():

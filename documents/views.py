@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
@@ -20,13 +20,14 @@ from documents import selectors
 from documents.models import PolicyDocument
 from documents.services import OPEN_STATES, PDF_CONTENT_TYPE, document_refetch
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 from quotes.models import Policy
 from quotes.views.common import fragment_login_required
 
 logger = logging.getLogger(__name__)
 
 
-def document_status_context(request: HttpRequest, policy: Policy, *, refusal: str = "") -> dict[str, Any]:
+def document_status_context(request: AuthenticatedHttpRequest, policy: Policy, *, refusal: str = "") -> dict[str, Any]:
     """What `documents/_document_status.html` shows for one policy and this user."""
     document = selectors.document_of(policy)
     return {
@@ -45,7 +46,7 @@ def document_status_context(request: HttpRequest, policy: Policy, *, refusal: st
 @login_required
 @require_GET
 @desk_errors
-def policy_document_download(request: HttpRequest, pk: int) -> FileResponse:
+def policy_document_download(request: AuthenticatedHttpRequest, pk: int) -> FileResponse:
     return document_file_response(selectors.document_downloadable(user=request.user, policy_id=pk))
 
 
@@ -70,7 +71,7 @@ def document_file_response(document: PolicyDocument) -> FileResponse:
 @fragment_login_required
 @require_GET
 @desk_errors
-def policy_document_status(request: HttpRequest, pk: int) -> HttpResponse:
+def policy_document_status(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The document state alone, polled while the PDF is being fetched."""
     policy = selectors.policy_for_document(user=request.user, policy_id=pk)
     return render(request, "documents/_document_status.html", document_status_context(request, policy))
@@ -79,7 +80,7 @@ def policy_document_status(request: HttpRequest, pk: int) -> HttpResponse:
 @fragment_login_required
 @require_POST
 @desk_errors
-def policy_document_refetch(request: HttpRequest, pk: int) -> HttpResponse:
+def policy_document_refetch(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """ "Yeniden al": the fragment again for htmx, else back to the page the button was on."""
     policy = selectors.policy_for_document(user=request.user, policy_id=pk)
     if not selectors.may_refetch(user=request.user, policy=policy):

@@ -6,14 +6,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from types import TracebackType
-from typing import Any, overload
+from typing import Any, ParamSpec, TypeVar, overload
 
 from django import forms
 from django.apps import apps
 from django.core.exceptions import BadRequest, ObjectDoesNotExist, PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404
+from django.http.response import HttpResponseBase
 
 from insurehub.errors import AppError
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R", bound=HttpResponseBase)
 
 
 @overload
@@ -21,7 +25,7 @@ def desk_errors(target: forms.BaseForm | None = None) -> DeskOutcome: ...
 
 
 @overload
-def desk_errors(target: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]: ...
+def desk_errors(target: Callable[_P, _R]) -> Callable[_P, _R]: ...
 
 
 def desk_errors(target: Any = None) -> Any:
@@ -47,11 +51,11 @@ def desk_errors(target: Any = None) -> Any:
     return DeskOutcome(form=target)
 
 
-def _error_pages(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def _error_pages(view: Callable[_P, _R]) -> Callable[_P, _R]:
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:  # (request, *args, **kwargs), passed on as they came
         try:
-            return view(request, *args, **kwargs)
+            return view(*args, **kwargs)
         except (AppError, ObjectDoesNotExist) as error:
             raise _error_page(error) from error
 
@@ -123,7 +127,8 @@ def _error_page(error: BaseException) -> Exception:
 def _not_found_message(error: ObjectDoesNotExist) -> str:
     """ "Poliçe bulunamadı.": the model's Turkish name, capitalised the Turkish way (i → İ)."""
     for model in apps.get_models():
-        if type(error) is model.DoesNotExist:
+        # ModelBase gives every model class its DoesNotExist; django-stubs declare it per concrete model.
+        if type(error) is model.DoesNotExist:  # type: ignore[attr-defined]
             name = str(model._meta.verbose_name)
             first = {"i": "İ", "ı": "I"}.get(name[:1], name[:1].upper())
             return f"{first}{name[1:]} bulunamadı."

@@ -9,6 +9,7 @@ everywhere within seconds, with no restart.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -26,7 +27,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from integrations.answers.classification import MAPPING_CACHE_SECONDS, clear_mapping_cache
 from integrations.answers.taxonomy import ErrorKind
-from integrations.audit import admin_change_summary, audit_value_shown, audited_models, error_mapping_check
+from integrations.audit import admin_change_summary, audit_value_shown, audited_models, error_mapping_check, model_field
 from integrations.models import (
     PRODUCT_CHOICES,
     AdminChange,
@@ -55,6 +56,11 @@ POLICY_TUNABLES = [
 ]
 
 
+# The requests that already carry an audited admin's change notice: once per request, however many
+# rows a list-view save changes. Weak: a request is forgotten with its response.
+_notice_sent: weakref.WeakSet[HttpRequest] = weakref.WeakSet()
+
+
 class AuditedAdmin(admin.ModelAdmin):
     """Drops local caches after a change. The `AdminChange` entry itself is written by the
     model signals of `integrations.audit`, naming `request.user` (`AuditActorMiddleware`)."""
@@ -79,8 +85,8 @@ class AuditedAdmin(admin.ModelAdmin):
         for clear in self.clear_caches:
             transaction.on_commit(clear)
         # Once per request: a list-view save calls save_model once per edited row.
-        if self.change_notice and not getattr(request, "_integrations_notice_sent", False):
-            request._integrations_notice_sent = True
+        if self.change_notice and request not in _notice_sent:
+            _notice_sent.add(request)
             self.message_user(request, self.change_notice, level=messages.INFO)
 
     @admin.display(description="değişiklik geçmişi")
@@ -114,7 +120,7 @@ class InsurerAdmin(AuditedAdmin):
     readonly_fields = ["audit_trail"]
     search_fields = ["code", "name"]
 
-    def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs: Any) -> forms.Field:
+    def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs: Any) -> forms.Field | None:
         # The list view's form is built from every field: say the scheme (Django 6 changes the default).
         if isinstance(db_field, models.URLField):
             kwargs.setdefault("assume_scheme", "https")
@@ -249,7 +255,8 @@ class OperationPolicyForm(forms.ModelForm):
             self.fields["settling_seconds"].widget.attrs["placeholder"] = f"{stated:g}"
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data  # what ModelForm.clean returns
         operation = cleaned.get("operation")
         if cleaned.get("settling_seconds") is not None and operation and operation != Operation.ISSUE_POLICY:
             # Only issuance reads it: a value elsewhere would look like a setting and do nothing.
@@ -287,7 +294,7 @@ class OperationPolicyAdmin(AuditedAdmin):
             for pair in operation_policies_in_effect(insurers=insurers)
             if chosen_operation in (None, pair.operation.value)
         ]
-        labels = [OperationPolicy._meta.get_field(name).verbose_name for name in POLICY_IN_EFFECT_COLUMNS]
+        labels = [model_field(OperationPolicy, name).verbose_name for name in POLICY_IN_EFFECT_COLUMNS]
         context = {
             "policies_in_effect": rows,
             "policy_columns": labels,
@@ -352,7 +359,7 @@ class OperationPolicyAdmin(AuditedAdmin):
         """
         initial = super().get_changeform_initial_data(request)
         operation = initial.get("operation") or Operation.TRAFIK_QUOTE.value
-        if operation in {op.value for op in Operation}:
+        if isinstance(operation, str) and operation in {op.value for op in Operation}:
             initial.setdefault("operation", operation)
             for name, value in asdict(default_policy(operation, _insurer_code(initial.get("insurer")))).items():
                 if name != "settling_seconds":
@@ -375,7 +382,8 @@ class ErrorMappingForm(forms.ModelForm):
         fields = ["insurer", "provider_code", "kind", "note"]
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data  # what ModelForm.clean returns
         insurer, code, kind = cleaned.get("insurer"), cleaned.get("provider_code"), cleaned.get("kind")
         if insurer is not None and code and kind:
             try:
@@ -438,6 +446,19 @@ class AttemptAdmin(admin.ModelAdmin):
         return False
 
 
+# The audit entry's page: every column shown, none editable.
+_ADMIN_CHANGE_COLUMNS = (
+    "at",
+    "username",
+    "action",
+    "model_label",
+    "object_id",
+    "object_repr",
+    "insurer_code",
+    "changes_table",
+)
+
+
 @admin.register(AdminChange)
 class AdminChangeAdmin(admin.ModelAdmin):
     """The audit trail, read-only: nobody edits or deletes it through the admin."""
@@ -446,8 +467,8 @@ class AdminChangeAdmin(admin.ModelAdmin):
     list_filter = ["action", "model_name", "insurer_code", "username"]
     search_fields = ["object_repr", "username", "insurer_code"]
     date_hierarchy = "at"
-    fields = ["at", "username", "action", "model_label", "object_id", "object_repr", "insurer_code", "changes_table"]
-    readonly_fields = fields
+    fields = _ADMIN_CHANGE_COLUMNS
+    readonly_fields = _ADMIN_CHANGE_COLUMNS
 
     @admin.display(description="kayıt türü", ordering="model_name")
     def model_label(self, obj: AdminChange) -> str:

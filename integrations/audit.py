@@ -30,7 +30,8 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.contrib.auth.models import AnonymousUser, Group
+from django.contrib.auth.models import User as AuthUser
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models.signals import m2m_changed, post_save, pre_delete, pre_save
@@ -42,7 +43,7 @@ from integrations.answers.taxonomy import ErrorClass, ErrorKind
 from integrations.masking import mask_and_cut
 from integrations.models import AdminChange, Attempt, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
 
-User = AbstractBaseUser | AnonymousUser | None
+User = AuthUser | AnonymousUser | None
 
 # Who an entry names when no request and no service says who: a shell, a command, a worker.
 SYSTEM_ACTOR = "system"
@@ -125,7 +126,7 @@ def audit_actor(user: User) -> Iterator[None]:
         _named_actor.reset(token)
 
 
-def audit_actor_current() -> tuple[AbstractBaseUser | None, str]:
+def audit_actor_current() -> tuple[AuthUser | None, str]:
     """The user an entry names now, and the name written beside it."""
     named = _named_actor.get()
     request = _current_request.get()
@@ -135,7 +136,7 @@ def audit_actor_current() -> tuple[AbstractBaseUser | None, str]:
         user = getattr(request, "user", None)
     else:
         return None, SYSTEM_ACTOR
-    if user is not None and user.is_authenticated:
+    if user is not None and not isinstance(user, AnonymousUser) and user.is_authenticated:
         return user, user.get_username()
     return None, ANONYMOUS_ACTOR if request is not None else SYSTEM_ACTOR
 
@@ -143,16 +144,24 @@ def audit_actor_current() -> tuple[AbstractBaseUser | None, str]:
 # --- What -----------------------------------------------------------------------------------
 
 
+def model_field(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    """`model`'s own field `name` (a column or a many-to-many), never a reverse relation."""
+    found = model._meta.get_field(name)
+    if not isinstance(found, models.Field):
+        raise TypeError(f"{model.__name__}.{name} is a relation to it, not a field of its own")
+    return found
+
+
 def admin_change_snapshot(obj: models.Model) -> Snapshot:
     """The audited fields of `obj`, as JSON-ready values (related rows by their name)."""
     snapshot: Snapshot = {}
     for name in AUDIT_SPECS[type(obj)].field_names(type(obj)):
-        model_field = obj._meta.get_field(name)
-        if model_field.is_relation:
+        own_field = model_field(type(obj), name)
+        if own_field.is_relation:
             related = getattr(obj, name, None)
             snapshot[name] = str(related) if related is not None else None
         else:
-            snapshot[name] = _json_ready(model_field.value_from_object(obj))
+            snapshot[name] = _json_ready(own_field.value_from_object(obj))
     return snapshot
 
 
@@ -181,7 +190,7 @@ def _entry_create(*, action: str, obj: models.Model, changes: list[dict[str, Any
         user=user,
         username=username,
         action=action,
-        model_name=obj._meta.model_name,
+        model_name=obj._meta.model_name or "",  # every model has one; the stubs allow None
         object_id=str(obj.pk),
         object_repr=mask_and_cut(obj, 200),
         insurer_code=_insurer_code(obj),
@@ -248,7 +257,7 @@ def _many_to_many_changed(
             owners = list(owner_model._default_manager.filter(**{field_name: instance}))
         setattr(instance, stash_name, [(owner, _names(owner, field_name)) for owner in owners])
         return
-    label = str(owner_model._meta.get_field(field_name).verbose_name)
+    label = str(model_field(owner_model, field_name).verbose_name)
     for owner, before in getattr(instance, stash_name, []):
         after = _names(owner, field_name)
         if after != before:
@@ -260,13 +269,22 @@ def _many_to_many_changed(
 _THROUGH: dict[type[models.Model], tuple[type[models.Model], str]] = {}
 
 
+def _through_model(model: type[models.Model], name: str) -> type[models.Model]:
+    """The model of the rows of `model`'s many-to-many field `name` (its `through`)."""
+    many = model_field(model, name)
+    through = many.remote_field.through if isinstance(many, models.ManyToManyField) else None
+    if through is None:
+        raise TypeError(f"{model.__name__}.{name} is audited as a many-to-many field and is not one")
+    return through
+
+
 def _connect(model: type[models.Model], spec: AuditSpec) -> None:
     uid = f"audit:{model._meta.label}"
     pre_save.connect(_before_save, sender=model, dispatch_uid=uid)
     post_save.connect(_after_save, sender=model, dispatch_uid=uid)
     pre_delete.connect(_before_delete, sender=model, dispatch_uid=uid)
     for name in spec.many_to_many:
-        through = model._meta.get_field(name).remote_field.through
+        through = _through_model(model, name)
         _THROUGH[through] = (model, name)
         m2m_changed.connect(_many_to_many_changed, sender=through, dispatch_uid=f"{uid}.{name}")
 
@@ -413,7 +431,7 @@ def _diff(model: type[models.Model], before: Snapshot, after: Snapshot, *, secre
                 changes.append({"field": shown_name, "label": label, "secret": True})
             continue
         if old != new:
-            label = str(model._meta.get_field(name).verbose_name)
+            label = str(model_field(model, name).verbose_name)
             changes.append({"field": name, "label": label, "from": old, "to": new})
     return changes
 

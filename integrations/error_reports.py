@@ -17,11 +17,14 @@ No personal data leaves (KVKK):
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
 from integrations.log_json import scrub_personal_data
+
+if TYPE_CHECKING:
+    from sentry_sdk.types import Event, Hint
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ def _scrubbed(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def before_send(event: dict[str, Any], hint: dict[str, Any] | None = None) -> dict[str, Any]:
+def before_send(event: Event, hint: Hint | None = None) -> Event:
     """Sentry's last look at an event before it leaves: no personal data in it (see the module)."""
     request = event.get("request")
     if isinstance(request, dict):

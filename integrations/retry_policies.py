@@ -8,6 +8,7 @@ through a short cache so a change reaches every worker within seconds without a 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from integrations.operations import Operation
 from integrations.ttlcache import TtlCache
@@ -47,7 +48,8 @@ class RetryPolicy:
     # No re-send goes out before this much time has passed since the last send.
     settling_seconds: float = 0.0
 
-    def with_overrides(self, **overrides: object) -> RetryPolicy:
+    def with_overrides(self, **overrides: Any) -> RetryPolicy:
+        # Any: the overrides are matched to the fields by name at run time (a row's columns).
         known = {f.name for f in fields(self)}
         return replace(self, **{k: v for k, v in overrides.items() if k in known and v is not None})
 

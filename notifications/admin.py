@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from notifications.models import Notification
 
@@ -10,5 +11,5 @@ class NotificationAdmin(admin.ModelAdmin):
     search_fields = ("title", "recipient__username")
     readonly_fields = [f.name for f in Notification._meta.fields]
 
-    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

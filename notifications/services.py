@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from functools import partial
+from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.urls import NoReverseMatch, reverse
@@ -23,6 +25,10 @@ from agencies.models import AgentProfile
 from integrations.masking import mask_and_cut
 from notifications.models import Notification
 
+if TYPE_CHECKING:
+    from documents.models import PolicyDocument
+    from quotes.models import Issuance, Policy
+
 logger = logging.getLogger(__name__)
 
 Kind = Notification.Kind
@@ -30,7 +36,7 @@ Kind = Notification.Kind
 
 def notify(
     *,
-    recipients: Iterable[AbstractBaseUser],
+    recipients: Iterable[User],
     agency_id: int,
     kind: str,
     key: str,
@@ -56,7 +62,7 @@ def notify(
             continue  # this person already has it: the event was seen before
         created.append(notification)
         if user.email:
-            transaction.on_commit(lambda n=notification: _email(n.pk))
+            transaction.on_commit(partial(_email, notification.pk))
     return created
 
 
@@ -76,7 +82,7 @@ def _email(notification_id: int) -> None:
     Notification.objects.filter(pk=notification_id).update(emailed_at=timezone.now())
 
 
-def agency_people(agency_id: int) -> list[AbstractBaseUser]:
+def agency_people(agency_id: int) -> list[User]:
     """Who hears about an agency's policy when nobody in particular asked for it: its admins,
     else every active agent."""
     profiles = AgentProfile.objects.filter(agency_id=agency_id, user__is_active=True).select_related("user")
@@ -84,11 +90,11 @@ def agency_people(agency_id: int) -> list[AbstractBaseUser]:
     return admins or [profile.user for profile in profiles]
 
 
-def unread_count(user: AbstractBaseUser) -> int:
+def unread_count(user: User) -> int:
     return Notification.objects.filter(recipient=user, read_at__isnull=True).count()
 
 
-def notification_mark_read(*, user: AbstractBaseUser, pk: int | None = None) -> int:
+def notification_mark_read(*, user: User, pk: int | None = None) -> int:
     """Mark one (or, without `pk`, all) of the user's own notifications read."""
     unread = Notification.objects.filter(recipient=user, read_at__isnull=True)
     if pk is not None:
@@ -99,7 +105,7 @@ def notification_mark_read(*, user: AbstractBaseUser, pk: int | None = None) -> 
 # --- the events ------------------------------------------------------------------------------
 
 
-def notify_issuance_outcome(issuance: object) -> list[Notification]:
+def notify_issuance_outcome(issuance: Issuance) -> list[Notification]:
     """The agent who asked for an issuance hears how it ended: issued, refused, or waiting for
     a person (DEFERRED: the outcome is unknown and someone must look, never "failed")."""
     from integrations.work.item import WorkState
@@ -132,7 +138,7 @@ def notify_issuance_outcome(issuance: object) -> list[Notification]:
     )
 
 
-def notify_document_ready(document: object) -> list[Notification]:
+def notify_document_ready(document: PolicyDocument) -> list[Notification]:
     policy = document.policy
     issuance = getattr(policy, "issuance", None)
     recipients = [issuance.requested_by] if issuance is not None else agency_people(policy.agency_id)
@@ -147,7 +153,7 @@ def notify_document_ready(document: object) -> list[Notification]:
     )
 
 
-def notify_policy_ended(policy: object) -> list[Notification]:
+def notify_policy_ended(policy: Policy) -> list[Notification]:
     """The nightly sync found a policy cancelled or lapsed at its insurer."""
     issuance = getattr(policy, "issuance", None)
     recipients = (
@@ -165,7 +171,7 @@ def notify_policy_ended(policy: object) -> list[Notification]:
     )
 
 
-def _policy_link(policy: object) -> str:
+def _policy_link(policy: Policy) -> str:
     try:
         return reverse("policy_detail", args=[policy.pk])
     except NoReverseMatch:

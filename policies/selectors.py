@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Q
 
 from policies.models import Cancellation, PolicyFinding
 
 
-def _agency_filter(user: AbstractBaseUser) -> Q:
+def _agency_filter(user: User) -> Q:
     if user.has_perm("quotes.view_all_agencies"):
         return Q()
     profile = getattr(user, "agent_profile", None)
     return Q(agency_id=profile.agency_id) if profile is not None else Q(pk__in=[])
 
 
-def cancellation_get(*, user: AbstractBaseUser, pk: int) -> Cancellation:
+def cancellation_get(*, user: User, pk: int) -> Cancellation:
     """One cancellation the user may see; another agency's id raises DoesNotExist (answer 404)."""
     return Cancellation.objects.filter(_agency_filter(user)).select_related("policy__insurer").get(pk=pk)
 
 
-def duplicate_findings(*, user: AbstractBaseUser, open_only: bool = True):
+def duplicate_findings(*, user: User, open_only: bool = True):
     """The agency's duplicates the reconciliation found, newest first."""
     findings = PolicyFinding.objects.filter(_agency_filter(user), kind=PolicyFinding.Kind.DUPLICATE)
     if open_only:
@@ -28,5 +28,5 @@ def duplicate_findings(*, user: AbstractBaseUser, open_only: bool = True):
     return findings.select_related("policy__insurer", "original__insurer").order_by("-found_at")
 
 
-def duplicate_finding_get(*, user: AbstractBaseUser, pk: int) -> PolicyFinding:
+def duplicate_finding_get(*, user: User, pk: int) -> PolicyFinding:
     return duplicate_findings(user=user, open_only=False).get(pk=pk)

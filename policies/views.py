@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.work.item import WorkState
 from policies import selectors
 from policies.forms import CancellationForm, PortfolioUploadForm
@@ -32,7 +33,7 @@ FINAL_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
 @login_required
 @require_http_methods(["GET", "POST"])
 @desk_errors
-def policy_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+def policy_cancel(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The form: "Hesapla" shows the refund for the reason and date chosen; "İptal et" sends it.
     A second POST (double click, other tab) lands on the same cancellation."""
     policy = quote_selectors.policy_get(user=request.user, pk=pk)
@@ -68,7 +69,7 @@ def _context(cancellation: Cancellation) -> dict[str, Any]:
 @login_required
 @require_GET
 @desk_errors
-def cancellation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def cancellation_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     cancellation = selectors.cancellation_get(user=request.user, pk=pk)
     return render(request, "policies/cancellation_detail.html", _context(cancellation))
 
@@ -76,7 +77,7 @@ def cancellation_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @fragment_login_required
 @require_GET
 @desk_errors
-def cancellation_status(request: HttpRequest, pk: int) -> HttpResponse:
+def cancellation_status(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The state alone, polled until the insurer's refund (or a reason) is in."""
     cancellation = selectors.cancellation_get(user=request.user, pk=pk)
     return render(request, "policies/_cancellation_status.html", _context(cancellation))
@@ -85,7 +86,7 @@ def cancellation_status(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 @desk_errors
-def duplicate_list(request: HttpRequest) -> HttpResponse:
+def duplicate_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Mükerrer poliçeler: what the nightly reconciliation found, each with its one-click cancel."""
     findings = selectors.duplicate_findings(user=request.user)
     return render(request, "policies/duplicate_list.html", {"findings": findings})
@@ -94,7 +95,7 @@ def duplicate_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 @desk_errors
-def duplicate_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+def duplicate_cancel(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """ "Mükerrer poliçeyi iptal et": a confirmation that names both policies, then the duplicate
     cancelled with reason `duplicate` (from its start, the whole premium back)."""
     finding = selectors.duplicate_finding_get(user=request.user, pk=pk)
@@ -115,7 +116,7 @@ def duplicate_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 @desk_errors
-def portfolio_upload(request: HttpRequest) -> HttpResponse:
+def portfolio_upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     """ "Portföy aktar" (agency admins): a file, the preview of every row, then "içe aktar"."""
     portfolio_admin_agency(request.user)  # the page itself is refused as its services are
     form = PortfolioUploadForm(request.POST or None, request.FILES or None)

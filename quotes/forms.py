@@ -139,7 +139,8 @@ class QuoteRequestForm(forms.Form):
         return {**data, "identity_no": self.cleaned_data.get("owner_id")}
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns
         choice = data.get("customer") or ""
         if choice and choice != NEW_CUSTOMER:
             self.customer = self.customers.get(pk=choice)  # the choice is one of them: checked above
@@ -235,7 +236,7 @@ class IssuanceConfirmForm(forms.Form):
         label="Taksit sayısı",
         required=False,
         coerce=int,
-        empty_value=1,
+        empty_value=1,  # type: ignore[arg-type]  # django-stubs say str; Django hands back any value as it is
         error_messages={"invalid_choice": "Bu teklif bu taksit sayısını sunmuyor."},
     )
     overlap = forms.ChoiceField(
@@ -255,4 +256,6 @@ class IssuanceConfirmForm(forms.Form):
         for plan in plans or []:
             if isinstance(plan.get("count"), int) and plan["count"] > 1:
                 choices.append((plan["count"], f"{plan['count']} taksit (toplam {plan.get('total')} TL)"))
-        self.fields["installments"].choices = choices
+        installments = self.fields["installments"]
+        assert isinstance(installments, forms.TypedChoiceField)  # declared above
+        installments.choices = choices

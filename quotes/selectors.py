@@ -8,21 +8,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
+from uuid import UUID
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Case, CharField, Exists, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 
 
-def _agency_filter(user: AbstractBaseUser, field: str = "agency") -> Q:
+def _agency_filter(user: User, field: str = "agency") -> Q:
     if user.has_perm("quotes.view_all_agencies"):
         return Q()
     return _own_agency_filter(user, field)
 
 
-def _own_agency_filter(user: AbstractBaseUser, field: str = "agency") -> Q:
+def _own_agency_filter(user: User, field: str = "agency") -> Q:
     profile = getattr(user, "agent_profile", None)
     if profile is None:
         return Q(pk__in=[])
@@ -62,7 +63,7 @@ class QuoteRequestFilter:
 
 
 def quote_request_list(
-    *, user: AbstractBaseUser, search: str = "", filters: QuoteRequestFilter | None = None
+    *, user: User, search: str = "", filters: QuoteRequestFilter | None = None
 ) -> QuerySet[QuoteRequest]:
     """Past requests, newest first; `search` matches a plate or a customer id.
 
@@ -104,7 +105,7 @@ def quote_request_list(
     return requests
 
 
-def quote_request_get(*, user: AbstractBaseUser, public_id: object) -> QuoteRequest:
+def quote_request_get(*, user: User, public_id: UUID | str) -> QuoteRequest:
     """One request the user may see; another agency's id raises DoesNotExist (answer 404)."""
     return QuoteRequest.objects.filter(_agency_filter(user)).get(public_id=public_id)
 
@@ -112,7 +113,7 @@ def quote_request_get(*, user: AbstractBaseUser, public_id: object) -> QuoteRequ
 def insurer_quotes_for(*, request: QuoteRequest) -> list[InsurerQuote]:
     """Every insurer's row: quotes cheapest first, then the ones still working, then refusals."""
     rows = list(request.insurer_quotes.select_related("insurer"))
-    order = {
+    order: dict[str, int] = {
         InsurerQuote.State.SUCCEEDED: 0,
         InsurerQuote.State.RETRYING: 1,
         InsurerQuote.State.RUNNING: 1,
@@ -123,7 +124,7 @@ def insurer_quotes_for(*, request: QuoteRequest) -> list[InsurerQuote]:
     return sorted(rows, key=lambda r: (order[r.state], r.premium if r.premium is not None else 0, r.insurer.name))
 
 
-def insurer_quote_get(*, user: AbstractBaseUser, pk: int) -> InsurerQuote:
+def insurer_quote_get(*, user: User, pk: int) -> InsurerQuote:
     """A quote to issue: only the user's own agency's, whatever they may read. Issuing spends that
     agency's insurer account and money; a head-office reader has nothing to issue from the desk."""
     return (
@@ -133,7 +134,7 @@ def insurer_quote_get(*, user: AbstractBaseUser, pk: int) -> InsurerQuote:
     )
 
 
-def issuance_get(*, user: AbstractBaseUser, pk: int) -> Issuance:
+def issuance_get(*, user: User, pk: int) -> Issuance:
     return Issuance.objects.filter(_agency_filter(user)).select_related("insurer_quote__insurer").get(pk=pk)
 
 
@@ -184,7 +185,7 @@ def _period(period: str, *, on: date) -> Q:
     return Q()
 
 
-def policy_list(*, user: AbstractBaseUser, search: str = "", filters: PolicyFilter | None = None) -> QuerySet[Policy]:
+def policy_list(*, user: User, search: str = "", filters: PolicyFilter | None = None) -> QuerySet[Policy]:
     """Policies, newest first; `search` matches a plate, a customer (id or name) or a policy number."""
     filters = filters or PolicyFilter()
     policies = Policy.objects.filter(_agency_filter(user), _policy_search(search), _period(filters.period, on=today()))
@@ -201,7 +202,7 @@ def policy_list(*, user: AbstractBaseUser, search: str = "", filters: PolicyFilt
     return policies.select_related("insurer", "customer")
 
 
-def policy_get(*, user: AbstractBaseUser, pk: int) -> Policy:
+def policy_get(*, user: User, pk: int) -> Policy:
     """One policy the user may see; another agency's id raises DoesNotExist (answer 404)."""
     return (
         Policy.objects.filter(_agency_filter(user))
@@ -210,14 +211,14 @@ def policy_get(*, user: AbstractBaseUser, pk: int) -> Policy:
     )
 
 
-def policy_to_renew_get(*, user: AbstractBaseUser, pk: int) -> Policy:
+def policy_to_renew_get(*, user: User, pk: int) -> Policy:
     """A policy to quote again: only the user's own agency's (the new quotes spend its accounts)."""
     return (
         Policy.objects.filter(_own_agency_filter(user)).select_related("customer", "issuance__quote_request").get(pk=pk)
     )
 
 
-def renewal_list(*, user: AbstractBaseUser, days: int) -> QuerySet[Policy]:
+def renewal_list(*, user: User, days: int) -> QuerySet[Policy]:
     """Policies in force that end within `days` (today included), the soonest first."""
     on = today()
     return (

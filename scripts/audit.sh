@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Dependency audit: every package requirements.txt pins, and what they pull in, checked against
-# known vulnerabilities with pip-audit (PyPI's vulnerability data: `--vulnerability-service pypi`).
+# Dependency audit: every package the lock pins (requirements/dev.txt: the runtime set, the tests and
+# tooling, and all they pull in), checked against known vulnerabilities with pip-audit (PyPI's
+# vulnerability data: `--vulnerability-service pypi`).
 #
 # Exit status:
 #   0  audited, nothing known; or the vulnerability service could not be reached (printed loudly
 #      as NOT AUDITED: a machine without that service must not fail every build for it)
 #   1  known vulnerabilities: the report names each package, advisory and fixed version
-#   2  pip-audit itself failed (e.g. requirements.txt does not resolve)
+#   2  pip-audit itself failed (e.g. requirements/dev.txt cannot be read)
 #   3  with AUDIT_STRICT=1 only: some dependencies could not be audited
 # Use AUDIT_STRICT=1 where the service is reachable (a CI runner with internet access), so an
 # audit that silently checked nothing fails instead of passing. AUDIT_REPORT=<pip-audit JSON>
@@ -28,7 +29,8 @@ else
   errors=$(mktemp)
   trap 'rm -f "$report" "$errors"' EXIT
   set +e
-  .venv/bin/python -m pip_audit -r requirements.txt --vulnerability-service pypi --progress-spinner off \
+  # The lock is complete and hashed, so nothing is resolved or installed: each pin is looked up as is.
+  .venv/bin/python -m pip_audit -r requirements/dev.txt --disable-pip --vulnerability-service pypi --progress-spinner off \
     --format json --output "$report" 2>"$errors"
   status=$?
   set -e

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # The one test command (README, docs/testing.md; `.ci/run` calls it). Installs what the tests need (Python
-# packages in .venv; Chromium, Redis and PostgreSQL from Debian's packages), then runs:
+# packages in .venv from requirements/dev.txt; Chromium, Redis and PostgreSQL from Debian's
+# packages), checks the tree in seconds (docs/tooling.md), then runs:
 #   1. the whole suite on the embedded default (SQLite, ORM broker);
 #   2. the scale-out and chaos suites (-m "scaleout or chaos") on PostgreSQL, with Redis as
 #      django-q2's broker and as the shared rate/budget state.
-# Extra arguments go to the first pytest run (e.g. `scripts/test.sh -k anka -x`).
+# Extra arguments go to the first pytest run (e.g. `scripts/test.sh -k anka -x`); the checks run
+# every time, before any test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
+
+# The checks, before anything slow: the lock matches pyproject.toml, lint, formatting.
+bash scripts/lock.sh --check
+.venv/bin/ruff check --quiet .
+.venv/bin/ruff format --check --quiet .
+
 bash scripts/install-services.sh
 export DJANGO_SETTINGS_MODULE=insurehub.settings.test
 export TEST_ARTIFACTS_DIR="$PWD/test-artifacts"

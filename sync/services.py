@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from insurehub.dbpool import db_connection_release
 from insurehub.gcpause import heap_frozen
+from integrations.answers.results import Policy as PolicyAnswer
 from integrations.answers.taxonomy import ErrorKind, InsurerError
 from integrations.attempts.recording import AttemptRecorder
 from integrations.calling.calls import Endpoint, endpoint_for_account, insurer_operation_run
@@ -255,11 +256,12 @@ def _ask_insurer(
 @transaction.atomic
 def _store_status(item: SyncItem, outcome: Outcome) -> None:
     policy = Policy.objects.select_for_update().get(pk=item.policy_id)
-    status = outcome.result.status.value
+    answer = outcome.result_as(PolicyAnswer)
+    status = answer.status.value
     if not work_mark_submitted(item, previous_status=policy.status, observed_status=status):
         return  # our lease was taken back and another worker owns the item now
     Policy.objects.filter(pk=policy.pk).update(status=status, last_synced_at=timezone.now())
-    policy_period_store(policy, outcome.result)
+    policy_period_store(policy, answer)
     if status != policy.status and status in ENDED_STATUSES:
         policy.status = status
         transaction.on_commit(lambda: _notify_ended(policy))
@@ -291,13 +293,13 @@ def _store_statuses(done: list[tuple[SyncItem, Outcome]]) -> list[SyncItem]:
     if connection.features.has_select_for_update:
         policies = policies.select_for_update()
     by_pk = {policy.pk: policy for policy in policies}
+    results = {item.pk: outcome.result_as(PolicyAnswer) for item, outcome in done}
     written = work_mark_submitted_batch(
         [
-            (item, {"previous_status": by_pk[item.policy_id].status, "observed_status": outcome.result.status.value})
-            for item, outcome in done
+            (item, {"previous_status": by_pk[item.policy_id].status, "observed_status": results[item.pk].status.value})
+            for item, _ in done
         ]
     )
-    results = {item.pk: outcome.result for item, outcome in done}
     now = timezone.now()
     rows = []
     for item in written:
@@ -321,7 +323,8 @@ def _policies_update(rows: list[tuple[str, Any, Any, Any, int]]) -> None:
     if not rows:
         return
     ops, meta = connection.ops, Policy._meta
-    columns = [meta.get_field(name).column for name in ("status", "last_synced_at", "starts_on", "ends_on")]
+    column_of = {field.name: field.column for field in meta.concrete_fields}
+    columns = [column_of[name] for name in ("status", "last_synced_at", "starts_on", "ends_on")]
     sets = ", ".join(f"{ops.quote_name(column)} = %s" for column in columns)
     # Only the model's own quoted names go into the text; every value is a parameter.
     sql = f"UPDATE {ops.quote_name(meta.db_table)} SET {sets} WHERE {ops.quote_name(meta.pk.column)} = %s"  # noqa: S608

@@ -87,7 +87,8 @@ def imports_in(source: str, *, module: str, is_package: bool = False, where: str
         elif isinstance(node, ast.Call):
             targets = _imported_by_name(node)
         for target in targets:
-            yield Import(module=module, target=target, where=f"{where}:{node.lineno}")
+            line = node.lineno if isinstance(node, ast.stmt | ast.expr) else 0  # an import or a call: both have one
+            yield Import(module=module, target=target, where=f"{where}:{line}")
 
 
 def _imported_by_name(call: ast.Call) -> list[str]:
@@ -104,7 +105,7 @@ def _imported_by_name(call: ast.Call) -> list[str]:
 
 
 def package_imports(package: str) -> list[Import]:
-    found = []
+    found: list[Import] = []
     for path in sorted((REPO / package).rglob("*.py")):
         found.extend(
             imports_in(

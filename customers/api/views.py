@@ -11,7 +11,6 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -22,6 +21,7 @@ from insurehub.api.filters import SearchInputSerializer, query_filters, search_n
 from insurehub.api.ids import pk_or_404
 from insurehub.api.pagination import PAGE_PARAMETERS, paginated, paginated_response
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
+from insurehub.request_types import AuthenticatedRequest
 
 CUSTOMER_SEARCH_PATH = "/api/customers/search/"
 # One component for the list and its POST search: the same page of the same items.
@@ -78,7 +78,7 @@ class CustomersApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = query_filters(self.ListFilterSerializer, request)
         customers = selectors.customer_list(user=request.user, search=filters.get("search", ""))
         return paginated_response(queryset=customers, serializer_class=CustomerSerializer, request=request, view=self)
@@ -97,7 +97,7 @@ class CustomersApi(APIView):
             403: NO_AGENCY,
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         serializer = CustomerInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         customer = customer_create(user=request.user, data=serializer.validated_data)
@@ -120,7 +120,7 @@ class CustomerSearchApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         term = SearchInputSerializer(data=request.data)
         term.is_valid(raise_exception=True)
         customers = selectors.customer_list(user=request.user, search=term.validated_data["search"])
@@ -134,7 +134,7 @@ class CustomerDetailApi(APIView):
         parameters=[CUSTOMER_ID],
         responses={200: CustomerSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
-    def get(self, request: Request, customer_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, customer_id: str) -> Response:
         customer = selectors.customer_get(user=request.user, pk=pk_or_404(customer_id))
         return Response(CustomerSerializer(customer).data)
 
@@ -154,7 +154,7 @@ class CustomerDetailApi(APIView):
             404: NOT_FOUND,
         },
     )
-    def patch(self, request: Request, customer_id: str) -> Response:
+    def patch(self, request: AuthenticatedRequest, customer_id: str) -> Response:
         # Changing stays with the customer's own agency, whatever else the user may read.
         customer = selectors.customer_get_for_edit(user=request.user, pk=pk_or_404(customer_id))
         serializer = CustomerInputSerializer(data=request.data, partial=True)

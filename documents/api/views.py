@@ -23,6 +23,7 @@ from documents.views import document_file_response
 from insurehub.api.ids import pk_or_404
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer
 from insurehub.errors import Conflict
+from insurehub.request_types import AuthenticatedRequest
 
 POLICY_ID = OpenApiParameter("policy_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The policy's `id`.")
 NOT_READY_MESSAGE = "Poliçe belgesi henüz hazır değil; birkaç saniye sonra yeniden deneyin."
@@ -52,7 +53,7 @@ class PolicyDocumentApi(APIView):
             409: OpenApiResponse(DetailSerializer, description="No PDF stored yet: being prepared, or not fetched."),
         },
     )
-    def get(self, request: Request, policy_id: str) -> FileResponse:
+    def get(self, request: AuthenticatedRequest, policy_id: str) -> FileResponse:
         policy = selectors.policy_for_document(user=request.user, policy_id=pk_or_404(policy_id))
         document = selectors.document_of(policy)
         if document is None:
@@ -83,6 +84,6 @@ class PolicyDocumentRefetchApi(APIView):
             409: OpenApiResponse(DetailSerializer, description="The agency may not fetch documents now."),
         },
     )
-    def post(self, request: Request, policy_id: str) -> Response:
+    def post(self, request: AuthenticatedRequest, policy_id: str) -> Response:
         document = document_refetch(user=request.user, policy_id=pk_or_404(policy_id))
         return Response(PolicyDocumentSerializer(document).data, status=status.HTTP_202_ACCEPTED)

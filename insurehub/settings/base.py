@@ -7,6 +7,7 @@ runs the product with no server to install. Scale-out sets DATABASE_URL and REDI
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from csp.constants import NONE, SELF
@@ -31,7 +32,7 @@ def env_bool(name: str, default: bool = False, env: Mapping[str, str] = os.envir
 
 def env_int(name: str, default: int, env: Mapping[str, str] = os.environ) -> int:
     value = env.get(name)
-    if value in (None, ""):
+    if value is None or value == "":
         return default
     try:
         return int(value)
@@ -177,7 +178,7 @@ def database_from_url(url: str, env: Mapping[str, str] = os.environ) -> dict:
             "max_size": env_int("DB_POOL_MAX_SIZE", 10, env),
             "timeout": env_int("DB_POOL_TIMEOUT", 10, env),
         }
-    return sqlite_tuned(database)
+    return sqlite_tuned(dict(database))  # dj-database-url's TypedDict, as the plain dict Django reads
 
 
 def databases_from_env(env: Mapping[str, str]) -> dict:
@@ -373,7 +374,7 @@ QUOTE_LIVE_STREAMS_PER_SESSION = env_int("QUOTE_LIVE_STREAMS_PER_SESSION", 3)
 # insurer call behind the retry policy's back.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
-Q_CLUSTER = {
+Q_CLUSTER: dict[str, Any] = {
     "name": "insurehub",
     # I/O-bound work, and the pump holds one worker ~50 s a minute: more workers than cores.
     "workers": env_int("Q_WORKERS", 4),

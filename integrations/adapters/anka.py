@@ -184,9 +184,9 @@ class AnkaAdapter(InsurerAdapter):
             raise
         error = body.get("error") if isinstance(body, dict) else None
         if not isinstance(error, dict) or not isinstance(error.get("code"), str):
-            refusal = status_refusal(reply, "error body without a code")
-            refusal.wait = wait
-            raise refusal
+            refused = status_refusal(reply, "error body without a code")
+            refused.wait = wait
+            raise refused
         code = error["code"]
         message = AGENT_MESSAGES.get(code) or str(error.get("message") or "")
         field = error.get("field") if isinstance(error.get("field"), str) else None

@@ -21,7 +21,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from xml.etree.ElementTree import Element, ParseError
 from xml.sax.saxutils import escape
 
@@ -228,7 +228,9 @@ def _parse_xml(reply: Reply) -> Element:
 def _namespace_prefixes(content: bytes) -> dict[str, str]:
     """Prefix -> namespace declared in an (already safely parsed) answer, to resolve a fault's QName."""
     prefixes: dict[str, str] = {}
-    for _event, (prefix, uri) in safe_xml.iterparse(io.BytesIO(content), events=("start-ns",), forbid_dtd=True):
+    for _event, declared in safe_xml.iterparse(io.BytesIO(content), events=("start-ns",), forbid_dtd=True):
+        # A start-ns event carries (prefix, uri), not the Element the stubs give every event.
+        prefix, uri = cast(tuple[str, str], declared)
         prefixes.setdefault(prefix, uri)
     return prefixes
 
@@ -555,7 +557,8 @@ class BogaziciAdapter(InsurerAdapter):
             policy_no = _child_text(result, "PoliceNo") or asked
             if asked and policy_no != asked:
                 raise ValueError(mask_and_cut(f"answer is the document of policy {policy_no!r}, not of {asked!r}", 200))
-            return Document(policy_no=policy_no, content=_pdf_bytes(_required(result, "PdfIcerik")))
+            # No number at all fails the Document's own check, as any unusable one does.
+            return Document(policy_no=policy_no or "", content=_pdf_bytes(_required(result, "PdfIcerik")))
 
         return self._exchange("PoliceBasim", DOCUMENT_ELEMENTS, data, read, max_bytes=MAX_DOCUMENT_RESPONSE_BYTES)
 

@@ -229,7 +229,8 @@ def _refuse_if_failed(body: Mapping[str, Any]) -> None:
     code = body.get("errorCode")
     if not isinstance(code, str) or not code:
         raise Refusal("MALFORMED_BODY", "failure without an errorCode")
-    data = body.get("data") if isinstance(body.get("data"), dict) else {}
+    raw_data = body.get("data")
+    data = raw_data if isinstance(raw_data, dict) else {}
     wait: WaitHint | None = None
     if code in WAIT_CODES:
         seconds = parse_delay_seconds(data.get("retry_after_seconds"))
@@ -326,7 +327,7 @@ def _read_issued_policy(reply: Reply) -> Policy:
     if body.get("success") is False and body.get("errorCode") == DUPLICATE_REQUEST:
         data = body.get("data")
         policy_no = data.get("police_no") if isinstance(data, dict) else None
-        if not isinstance(policy_no, str) or not policy_no:
+        if not isinstance(data, dict) or not isinstance(policy_no, str) or not policy_no:
             raise Refusal(DUPLICATE_REQUEST, "duplicate request_ref answered without data.police_no")
         # The answer names no status; a policy our own send created moments ago is in force.
         return _policy(data, PolicyStatus.ACTIVE)

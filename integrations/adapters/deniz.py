@@ -205,9 +205,9 @@ class DenizAdapter(InsurerAdapter):
         detail = str(body.get("detail") or "") if isinstance(body, dict) else ""
         if not isinstance(code, str) or not code:
             # 401 carries no code at all; a 5xx may carry any body.
-            refusal = status_refusal(reply, detail or "error body without a code")
-            refusal.wait = wait
-            raise refusal
+            refused = status_refusal(reply, detail or "error body without a code")
+            refused.wait = wait
+            raise refused
         if code == "TOO_MANY_REQUESTS" and wait is None:
             wait = _reset_hint(reply)
         message = AGENT_MESSAGES.get(code) or detail
@@ -432,9 +432,10 @@ class DenizAdapter(InsurerAdapter):
             except InsurerError as error:
                 if error.provider_code == REJECTED:
                     raise
-                pause = self._next_pause(interval, error.wait)
-                if pause is None:
+                signalled = self._next_pause(interval, error.wait)
+                if signalled is None:
                     raise _still_processing(subject, error) from error
+                pause = signalled
             else:
                 # The read already found time for another poll; a few ms since then cost nothing.
                 pause = self._next_pause(interval) or 0.0

@@ -107,7 +107,11 @@ def coverage_entry(
     platform_code = coverage_code(code, aliases)
     known_name = COVERAGE_NAMES_TR.get(platform_code)
     given_name = name.strip() if isinstance(name, str) and name.strip() else ""
-    entry = {"code": platform_code, "name": known_name or given_name or code.strip(), "limit": coverage_limit(limit)}
+    entry: dict[str, Any] = {
+        "code": platform_code,
+        "name": known_name or given_name or code.strip(),
+        "limit": coverage_limit(limit),
+    }
     if days is not None and days != "":
         entry["days"] = coverage_days(days)
     return entry

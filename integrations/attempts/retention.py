@@ -118,7 +118,7 @@ def attempt_totals(
     if end is None or (start is not None and end <= start):
         raw_ranges.append(_raw_range(since, until, until_inclusive=True))
     else:
-        if since is not None and since < start:
+        if since is not None and start is not None and since < start:  # start is set with since
             raw_ranges.append(_raw_range(since, start, until_inclusive=False))
         # All time: the running totals; a window: its whole minutes (never the totals' 1970 row).
         rolled_range = Q(minute=ALL_TIME_MINUTE) if start is None else Q(minute__gte=start, minute__lt=end)
@@ -132,8 +132,8 @@ def attempt_totals(
             rows = rows.annotate(minute=TruncMinute("started_at", tzinfo=UTC))
         _add(totals, dims, rows, {name: m.raw for name, m in measures.items()}, where)
     if rolled_range is not None:
-        rows = AttemptMinute.objects.filter(rolled_range)
-        _add(totals, dims, rows, {name: m.rolled for name, m in measures.items()}, where)
+        minute_rows = AttemptMinute.objects.filter(rolled_range)
+        _add(totals, dims, minute_rows, {name: m.rolled for name, m in measures.items()}, where)
     return totals
 
 
@@ -224,8 +224,8 @@ def _add_to_totals(minutes: list[AttemptMinute]) -> None:
             total[name] += getattr(row, name)
     for labels, added in sums.items():
         label_values = dict(zip(DIMENSIONS, labels, strict=True))
-        total = AttemptMinute.objects.filter(minute=ALL_TIME_MINUTE, **label_values)
-        if not total.update(**{name: F(name) + value for name, value in added.items()}):
+        running = AttemptMinute.objects.filter(minute=ALL_TIME_MINUTE, **label_values)
+        if not running.update(**{name: F(name) + value for name, value in added.items()}):
             AttemptMinute.objects.create(minute=ALL_TIME_MINUTE, **label_values, **added)
 
 

@@ -84,10 +84,13 @@ def endpoint_resolve(
         account = found[0]
     if base_url is None:
         base_url = account.insurer.base_url if account else Insurer.objects.get(code=insurer_code).base_url
+    if credentials is None:
+        assert account is not None  # looked up above whenever no credentials were given
+        credentials = account.get_credentials()
     return Endpoint(
         insurer_code=insurer_code,
         base_url=base_url,
-        credentials=credentials if credentials is not None else account.get_credentials(),
+        credentials=credentials,
         account_key=account.rate_key if account else f"{insurer_code}:{_credential_identity(credentials or {})}",
         contracted_rate=account.contracted_rate if account else None,
     )

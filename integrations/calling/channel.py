@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import quote, quote_plus, urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
@@ -311,13 +311,13 @@ class Channel:
                 self._scrub_error(error, call)
             raise
         except Refusal as refusal:
-            error = self._from_refusal(refusal, reply, call)
-            self._record(call, started_at, started, reply, error)
+            refused = self._from_refusal(refusal, reply, call)
+            self._record(call, started_at, started, reply, refused)
             if pacer is not None:
-                pacer.after_answer(call, throttled=error.is_throttle)
-            raise error from refusal
+                pacer.after_answer(call, throttled=refused.is_throttle)
+            raise refused from refusal
         except Exception as exc:
-            error = InsurerError(
+            unreadable = InsurerError(
                 ErrorKind.UNCLASSIFIED,
                 provider_code="MALFORMED_RESPONSE",
                 # The exception may quote the answer, identity numbers and echoed credentials included.
@@ -326,10 +326,10 @@ class Channel:
                 ambiguous=True,
                 raw_sample=self._sample(reply, call),
             )
-            self._record(call, started_at, started, reply, error)
+            self._record(call, started_at, started, reply, unreadable)
             if pacer is not None:
                 pacer.after_answer(call, throttled=False)
-            raise error from exc
+            raise unreadable from exc
         self._record(call, started_at, started, reply, None)
         if pacer is not None:
             pacer.after_answer(call, throttled=False)
@@ -727,6 +727,8 @@ class _Watchdog:
                     continue
                 watch = heapq.heappop(heap)[2]
                 watch.fired = True
+                if watch.sock is None:  # never: `arm` sets the socket before the heap holds the watch
+                    continue
                 try:
                     # socket.socket's own shutdown, also under TLS: SSLSocket.shutdown would
                     # drop its SSL object under the reading thread.
@@ -738,6 +740,8 @@ class _Watchdog:
 def _cut(watch: _DeadlineWatch) -> None:
     """Shut down the watched socket for the stop (the watchdog's lock is held)."""
     watch.cut = True
+    if watch.sock is None:  # never: only armed watches are cut, and `arm` set the socket
+        return
     try:
         socket.socket.shutdown(watch.sock, socket.SHUT_RDWR)  # as at the deadline, also under TLS
     except OSError:
@@ -752,12 +756,20 @@ class _AddressRefused(Exception):
     OSError on purpose: urllib3 and requests pass it through unwrapped, to the channel."""
 
 
-class _WatchedConnection:
+if TYPE_CHECKING:
+    from urllib3.response import HTTPResponse
+
+    _ConnectionBase = HTTPConnection  # what the mixin below is mixed into, for its super() calls
+else:
+    _ConnectionBase = object
+
+
+class _WatchedConnection(_ConnectionBase):
     """Arms the exchange's deadline watch once the request is out and the answer is awaited, and
     refuses a connection whose address is not allowed before anything is sent on it."""
 
-    def _new_conn(self):  # type: ignore[no-untyped-def]
-        sock = super()._new_conn()  # type: ignore[misc]
+    def _new_conn(self) -> socket.socket:
+        sock = super()._new_conn()
         try:
             peer = sock.getpeername()[0]
         except (OSError, IndexError):
@@ -770,12 +782,13 @@ class _WatchedConnection:
             raise _AddressRefused(problem)
         return sock
 
-    def getresponse(self):  # type: ignore[no-untyped-def]
+    # urllib3 overrides http.client's getresponse with its own response type, and ignores the same error.
+    def getresponse(self) -> HTTPResponse:  # type: ignore[override]
         watch = getattr(_watching, "current", None)
         # Not through a TLS-in-TLS proxy tunnel (urllib3's SSLTransport): the channel uses none.
-        if watch is not None and isinstance(self.sock, socket.socket):  # type: ignore[attr-defined]
-            _watchdog.arm(watch, self.sock)  # type: ignore[attr-defined]
-        return super().getresponse()  # type: ignore[misc]
+        if watch is not None and isinstance(self.sock, socket.socket):
+            _watchdog.arm(watch, self.sock)
+        return super().getresponse()
 
 
 class _WatchedHTTPConnection(_WatchedConnection, HTTPConnection):

@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
@@ -36,6 +36,8 @@ from integrations.pacing.waits import full_jitter_backoff, signalled_wait_with_s
 from integrations.retry_policies import RetryPolicy
 
 logger = logging.getLogger("integrations.calling")
+
+ResultT = TypeVar("ResultT", Quote, Address, Policy, Document, Cancellation, PolicyListing)
 
 
 class RetryBudget(Protocol):
@@ -142,6 +144,13 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def result_as(self, kind: type[ResultT]) -> ResultT:
+        """The result of an operation that succeeded, as the kind that operation answers with (a
+        `Quote` for a quote, a `Policy` for an issuance or a status): a TypeError for anything else."""
+        if not isinstance(self.result, kind):
+            raise TypeError(f"expected a {kind.__name__} result, got {type(self.result).__name__}")
+        return self.result
 
     @property
     def retry_refused(self) -> str:

@@ -175,7 +175,19 @@ class DatabaseSharedState:
         sql, now_is_param = self._sql(self._RESERVE_COUNTED_SQL if counted else self._RESERVE_SQL)
         clock = [now] if now_is_param else []
         tolerance = max(burst, 1) - 1  # slots that may go early: GCRA's tau, in units of 1/rate
-        params = [ceiling, *clock, ceiling, key, unbounded, *clock, tolerance, ceiling, *clock, limit, *clock]
+        params: list[float | str | bool] = [
+            ceiling,
+            *clock,
+            ceiling,
+            key,
+            unbounded,
+            *clock,
+            tolerance,
+            ceiling,
+            *clock,
+            limit,
+            *clock,
+        ]
         with connection.cursor() as cursor:
             # Three rounds at most: the row may be created, or move on, between two statements.
             for _ in range(3):
@@ -273,7 +285,14 @@ class DatabaseSharedState:
         fresh = budget_tokens_after(
             self._budget_reserve, 0.0, change=change, refill=self._budget_refill, capacity=self._budget_reserve
         )
-        params = [insurer_code, fresh, *now, *arithmetic, *now, *([*arithmetic, -TOKEN_TOLERANCE] if spend else [])]
+        params: list[float | str] = [
+            insurer_code,
+            fresh,
+            *now,
+            *arithmetic,
+            *now,
+            *([*arithmetic, -TOKEN_TOLERANCE] if spend else []),
+        ]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchone() is not None
@@ -308,7 +327,12 @@ class DatabaseSharedState:
 
     def budget_tokens(self, insurer_code: str) -> float:
         sql, now_is_param = self._sql(self._READ_TOKENS_SQL)
-        params = [self._budget_reserve, *self._clock_param(now_is_param), self._budget_refill, insurer_code]
+        params: list[float | str] = [
+            self._budget_reserve,
+            *self._clock_param(now_is_param),
+            self._budget_refill,
+            insurer_code,
+        ]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             row = cursor.fetchone()
@@ -532,7 +556,7 @@ class RedisSharedState:
             repr(self._budget_refill),
             repr(-TOKEN_TOLERANCE) if spend else "",
         ]
-        args = [BUDGET_BUCKET_SECONDS, self._buckets, field, *token_args, times]
+        args: list[str | float] = [BUDGET_BUCKET_SECONDS, self._buckets, field, *token_args, times]
         return bool(self._budget(keys=keys, args=args))
 
     def budget_record_first(self, insurer_code: str, *, ok: bool, ratio: float, times: int = 1) -> None:

@@ -66,7 +66,8 @@ def _insert_statement() -> tuple[str, Callable[[AttemptRecord], tuple]]:
     from integrations.models import Attempt
 
     ops, meta = connection.ops, Attempt._meta
-    columns = ", ".join(ops.quote_name(meta.get_field(name).column) for name in _NAMES)
+    column_of = {name: field.column for field in meta.concrete_fields for name in (field.name, field.attname)}
+    columns = ", ".join(ops.quote_name(column_of[name]) for name in _NAMES)
     marks = ", ".join(["%s"] * len(_NAMES))
     # Only the model's own quoted names go into the text; every value is a parameter.
     sql = f"INSERT INTO {ops.quote_name(meta.db_table)} ({columns}) VALUES ({marks})"  # noqa: S608

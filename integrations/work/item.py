@@ -16,6 +16,8 @@ FAILED and DEFERRED records keep their payload and error context and can be repl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar, Self
+
 from django.db import models
 
 
@@ -42,6 +44,10 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
 
 
 class WorkItem(models.Model):
+    if TYPE_CHECKING:
+        # Each concrete kind gets Django's default manager; an abstract model has none to type.
+        objects: ClassVar[models.Manager[Self]]
+
     state = models.CharField("durum", max_length=16, choices=WorkState.choices, default=WorkState.QUEUED, db_index=True)
     attempts = models.PositiveIntegerField("deneme sayısı", default=0)
     # Throttled attempts are not failures: they do not count against the attempt cap.

@@ -27,11 +27,11 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -45,6 +45,9 @@ from integrations.work.item import WorkItem, WorkState
 
 # The logger keeps the name it had before the module moved here: log shippers filter on it.
 logger = logging.getLogger("integrations.services.work")
+
+# One kind of work item, kept through a function (a SyncItem batch in, SyncItems out).
+_Item = TypeVar("_Item", bound=WorkItem)
 
 MAX_RAW_ANSWER = 4000
 # How long a durable retry waits when the insurer's retry budget is spent, and what it says meanwhile.
@@ -92,8 +95,9 @@ def _held(item: WorkItem) -> dict[str, object]:
     (and, where the model has one, the claim's token: unique per claim, so a record taken back
     and claimed again, even with an equal lease time, is never the late worker's)."""
     held = {"pk": item.pk, "state": WorkState.IN_FLIGHT, "lease_expires_at": item.lease_expires_at}
-    if getattr(item, "claim_token", ""):
-        held["claim_token"] = item.claim_token
+    token = getattr(item, "claim_token", "")
+    if token:
+        held["claim_token"] = token
     return held
 
 
@@ -119,12 +123,12 @@ def work_claim(model: type[WorkItem], pk: int, *, lease_seconds: float) -> bool:
 
 
 def work_claim_batch(
-    queryset: models.QuerySet,
+    queryset: models.QuerySet[_Item],
     *,
     limit: int,
     lease_seconds: float,
     writing: Callable[[], AbstractContextManager[Any]] = nullcontext,
-) -> list[WorkItem]:
+) -> list[_Item]:
     """QUEUED -> IN_FLIGHT for up to `limit` records of `queryset`, oldest first, in one statement.
 
     One claim per batch instead of one per record is what lets a worker keep hundreds of tries
@@ -141,16 +145,17 @@ def work_claim_batch(
         return []
     fields = _claim_fields(model, lease_seconds)
     due = queryset.filter(state=WorkState.QUEUED).order_by("pk").values("pk")[:limit]
+    due_pks: QuerySet[Any, dict[str, Any]] | list[Any] = due
     with writing(), transaction.atomic():
         if connection.features.has_select_for_update_skip_locked:
             # Rows locked first, then updated: PostgreSQL may run an `IN (… LIMIT n FOR UPDATE
             # SKIP LOCKED)` subquery again for each row it updates, which takes more than `n`.
             # Only the records' own rows (`of`): a queryset that joins (the drain reads each
             # item's account id through its policy) must not lock, or skip for a lock, a policy.
-            due = list(due.select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True))
-            if not due:
+            due_pks = list(due.select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True))
+            if not due_pks:
                 return []
-        claimed = model.objects.filter(pk__in=due, state=WorkState.QUEUED).update(**fields)
+        claimed = model.objects.filter(pk__in=due_pks, state=WorkState.QUEUED).update(**fields)
     if not claimed:
         return []
     return list(queryset.filter(state=WorkState.IN_FLIGHT, claim_token=fields["claim_token"]).order_by("pk"))
@@ -176,7 +181,7 @@ def work_mark_submitted(item: WorkItem, **fields: object) -> bool:
     return bool(type(item).objects.filter(**_held(item)).update(**_submitted_fields(timezone.now()), **fields))
 
 
-def work_mark_submitted_batch(done: Sequence[tuple[WorkItem, dict[str, object]]]) -> list[WorkItem]:
+def work_mark_submitted_batch(done: Sequence[tuple[_Item, dict[str, object]]]) -> list[_Item]:
     """IN_FLIGHT -> SUBMITTED for many records of one model in a few statements; returns those written.
 
     Each record is still fenced by its own claim: the UPDATE is guarded on IN_FLIGHT and the
@@ -189,26 +194,25 @@ def work_mark_submitted_batch(done: Sequence[tuple[WorkItem, dict[str, object]]]
         return []
     model = type(done[0][0])
     now = timezone.now()
-    groups: dict[tuple, list[WorkItem]] = defaultdict(list)
-    written: list[WorkItem] = []
+    groups: dict[tuple, list[_Item]] = defaultdict(list)
+    written: list[_Item] = []
     for item, fields in done:
-        if not getattr(item, "claim_token", ""):
+        token = getattr(item, "claim_token", "")
+        if not token:
             if work_mark_submitted(item, **fields):  # claimed one by one: its lease is the fence
                 written.append(item)
             continue
-        groups[(item.claim_token, tuple(sorted(fields.items())))].append(item)
+        groups[(token, tuple(sorted(fields.items())))].append(item)
     for (token, fields), items in groups.items():
         pks = [item.pk for item in items]
-        moved = model.objects.filter(pk__in=pks, state=WorkState.IN_FLIGHT, claim_token=token).update(
-            **_submitted_fields(now), **dict(fields)
-        )
+        # Only a kind with a claim token (`_has_claim_token`) has one set: a lookup by name, as `_held`'s.
+        held = {"pk__in": pks, "claim_token": token}
+        moved = model.objects.filter(state=WorkState.IN_FLIGHT, **held).update(**_submitted_fields(now), **dict(fields))
         if moved == len(pks):
             written += items
         elif moved:
             ours = set(
-                model.objects.filter(
-                    pk__in=pks, claim_token=token, state=WorkState.SUBMITTED, finished_at=now
-                ).values_list("pk", flat=True)
+                model.objects.filter(state=WorkState.SUBMITTED, finished_at=now, **held).values_list("pk", flat=True)
             )
             written += [item for item in items if item.pk in ours]
     return written
@@ -533,7 +537,7 @@ def _work_try(kind: WorkKind, item: WorkItem, *, insurer_code: str, policy: Retr
     try:
         with exchanges_stoppable():
             outcome = kind.call(item, permit)
-        if outcome.ok:
+        if outcome.error is None:  # outcome.ok, spelled so that the failure below is typed
             stored = kind.on_success(item, outcome)
             return stored if stored is not None else _state(item)
         error = outcome.error
@@ -657,7 +661,8 @@ def _cluster_stop_event() -> Any | None:
     from another thread, on the main thread's; found by type, whatever its variable's name."""
     from django_q.cluster import Cluster, Sentinel
 
-    stacks = [sys._getframe(1), sys._current_frames().get(threading.main_thread().ident)]
+    main_thread = threading.main_thread().ident
+    stacks = [sys._getframe(1), sys._current_frames().get(main_thread) if main_thread is not None else None]
     for frame in stacks:
         while frame is not None:
             for value in list(frame.f_locals.values()):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from insurehub.api.ids import pk_or_404
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, field_errors
+from insurehub.request_types import AuthenticatedRequest
 from integrations.operations import CANCEL_REASONS
 from policies import selectors
 from policies.models import Cancellation
@@ -76,7 +76,7 @@ class PolicyCancelApi(APIView):
             409: OpenApiResponse(description="The policy is not in force."),
         },
     )
-    def post(self, request: Request, policy_id: str) -> Response:
+    def post(self, request: AuthenticatedRequest, policy_id: str) -> Response:
         pk = pk_or_404(policy_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -95,6 +95,6 @@ class CancellationDetailApi(APIView):
         parameters=[_path_id("cancellation_id", "The cancellation's `id`.")],
         responses={200: CancellationSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
-    def get(self, request: Request, cancellation_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, cancellation_id: str) -> Response:
         cancellation = selectors.cancellation_get(user=request.user, pk=pk_or_404(cancellation_id))
         return Response(CancellationSerializer(cancellation).data)

@@ -17,13 +17,14 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
 
 from insurehub.errors import Conflict, Invalid
+from integrations.answers import results
 from integrations.answers.taxonomy import InsurerError
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run, new_reference
 from integrations.calling.engine import IssuanceHistory, Outcome
@@ -119,7 +120,7 @@ def cancellation_input_check(*, policy: Policy, reason: Any, effective_on: Any) 
 # --- starting one ----------------------------------------------------------------------------------
 
 
-def cancellation_start(*, user: AbstractBaseUser, policy_id: int, reason: str, effective_on: Any) -> Cancellation:
+def cancellation_start(*, user: User, policy_id: int, reason: str, effective_on: Any) -> Cancellation:
     """The agent confirmed: store the cancellation (or find the live one) and queue it.
 
     Only the policy's own agency cancels it (its account at the insurer is called). A second
@@ -216,7 +217,7 @@ def _cancellation_call(cancellation: Cancellation, permit: str) -> Outcome:
 def _cancellation_stored(cancellation: Cancellation, outcome: Outcome) -> None:
     """The insurer's refund and date, and the policy CANCELLED, in one transaction; whoever cares
     (the commission's reversal) hears it inside that transaction."""
-    result = outcome.result
+    result = outcome.result_as(results.Cancellation)
     if not work_mark_submitted(cancellation, refund=result.refund, cancelled_on=result.cancelled_on):
         return
     Policy.objects.filter(pk=cancellation.policy_id).update(status=Policy.Status.CANCELLED)

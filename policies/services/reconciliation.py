@@ -121,7 +121,7 @@ def _check_call(check: ProductionListCheck, permit: str) -> Outcome:
 
 
 def _check_stored(check: ProductionListCheck, outcome: Outcome) -> None:
-    listing: PolicyListing = outcome.result
+    listing = outcome.result_as(PolicyListing)
     with transaction.atomic():
         if not work_mark_submitted(check, listed=len(listing.policies)):
             return

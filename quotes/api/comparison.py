@@ -10,12 +10,12 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from insurehub.api.ids import uuid_or_404
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND
+from insurehub.request_types import AuthenticatedRequest
 from quotes import selectors
 from quotes.api.views import REQUEST_ID
 from quotes.services.comparison import NOT_COVERED, Comparison, comparison_build
@@ -78,6 +78,6 @@ class ComparisonApi(APIView):
         parameters=[REQUEST_ID],
         responses={200: ComparisonSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
-    def get(self, request: Request, public_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, public_id: str) -> Response:
         quote_request = selectors.quote_request_get(user=request.user, public_id=uuid_or_404(public_id))
         return Response(comparison_data(comparison_build(request=quote_request)))

@@ -93,7 +93,8 @@ class QuoteRequestSerializer(serializers.Serializer):
     product = serializers.ChoiceField(choices=PRODUCT_CHOICES)
     plate = serializers.CharField()
     owner_id = MaskedIdentityField()
-    data = MaskedInputField(source="input_data")
+    # A declared field: DRF's serializer metaclass takes it off the class, so `.data` stays the property.
+    data = MaskedInputField(source="input_data")  # type: ignore[assignment]
     created_by = serializers.CharField(source="created_by.get_username")
     created_at = serializers.DateTimeField()
     deadline_at = serializers.DateTimeField(
@@ -110,7 +111,8 @@ def quote_request_data(request: QuoteRequest, rows: list[InsurerQuote]) -> dict:
     """The answer for one request: its fields and its rows (already ordered by the selector)."""
     request.results = rows
     request.complete = all(row.is_final for row in rows)
-    return QuoteRequestSerializer(request).data
+    serializer: serializers.Serializer = QuoteRequestSerializer(request)  # `.data` as any serializer's
+    return serializer.data
 
 
 class QuoteRequestListItemSerializer(serializers.Serializer):
@@ -212,4 +214,5 @@ class RenewalSerializer(PolicySerializer):
     def get_days_left(self, policy: Policy) -> int:
         from quotes.selectors import today
 
+        assert policy.ends_on is not None  # renewals are the policies with an end in sight
         return (policy.ends_on - today()).days

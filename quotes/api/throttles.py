@@ -37,9 +37,14 @@ THROTTLED_MESSAGE = "Çok fazla istek gönderildi. Lütfen {seconds} saniye sonr
 
 class _SettingsRateThrottle(SimpleRateThrottle):
     _wait: float | None = None
+    scope: str  # each throttle below names its own
+    # What SimpleRateThrottle.__init__ parses from the rate; read only when there is one (allow_request).
+    num_requests: int
+    duration: int
 
     def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+        # djangorestframework-stubs type the rates as numbers; DRF's own are "300/min" strings.
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)  # type: ignore[return-value]
 
     def allow_request(self, request: Request, view: Any) -> bool:
         if self.rate is None:

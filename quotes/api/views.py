@@ -10,6 +10,7 @@ objects; another agency's id answers 404 exactly like an unknown one. Errors are
 from __future__ import annotations
 
 import math
+from typing import NoReturn
 
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters
@@ -26,6 +27,7 @@ from insurehub.api.filters import SearchInputSerializer, query_filters, search_n
 from insurehub.api.ids import pk_or_404, uuid_or_404
 from insurehub.api.pagination import PAGE_PARAMETERS, paginated, paginated_response
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
+from insurehub.request_types import AuthenticatedRequest
 from integrations.models import PRODUCT_CHOICES
 from quotes import selectors
 from quotes.api.serializers import (
@@ -83,7 +85,7 @@ class QuoteRequestSearchApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         term = SearchInputSerializer(data=request.data)
         term.is_valid(raise_exception=True)
         requests = selectors.quote_request_list(user=request.user, search=term.validated_data["search"])
@@ -101,10 +103,11 @@ class QuoteRequestsApi(APIView):
             return [throttle() for throttle in QUOTE_CREATE_THROTTLES]
         return []
 
-    def throttled(self, request: Request, wait: float | None) -> None:
+    def throttled(self, request: Request, wait: float | None) -> NoReturn:
         # `wait` set afterwards: given to the constructor, DRF appends an English sentence to the detail.
         throttled = exceptions.Throttled(detail=throttled_message(wait))
-        throttled.wait = max(1, math.ceil(wait or 1))
+        # Throttled.__init__ sets `wait`; djangorestframework-stubs do not declare it.
+        throttled.wait = max(1, math.ceil(wait or 1))  # type: ignore[attr-defined]
         raise throttled
 
     class ListFilterSerializer(serializers.Serializer):
@@ -124,7 +127,8 @@ class QuoteRequestsApi(APIView):
     class CreateInputSerializer(serializers.Serializer):
         product = serializers.ChoiceField(choices=PRODUCT_CHOICES)
         # The fields are checked by the service (one Turkish message per field), not here.
-        data = serializers.DictField(
+        # A declared field: DRF's serializer metaclass takes it off the class, so `.data` stays the property.
+        data = serializers.DictField(  # type: ignore[assignment]
             help_text=(
                 "The product's fields. trafik: plate, owner_id, registration_serial, usage "
                 "(private|commercial|taxi). kasko: trafik's fields and model_year, brand_code, model_code "
@@ -151,7 +155,7 @@ class QuoteRequestsApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = query_filters(self.ListFilterSerializer, request)
         requests = selectors.quote_request_list(user=request.user, search=filters.get("search", ""))
         return paginated_response(
@@ -194,7 +198,7 @@ class QuoteRequestsApi(APIView):
         },
         parameters=[RETRY_AFTER],
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         serializer = self.CreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         quote_request = quote_request_create(user=request.user, **serializer.validated_data)
@@ -221,7 +225,7 @@ class QuoteRequestDetailApi(APIView):
         parameters=[REQUEST_ID],
         responses={200: QuoteRequestSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
-    def get(self, request: Request, public_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, public_id: str) -> Response:
         quote_request = selectors.quote_request_get(user=request.user, public_id=uuid_or_404(public_id))
         quote_request_close_overdue(request=quote_request)
         rows = selectors.insurer_quotes_for(request=quote_request)
@@ -274,7 +278,7 @@ class InsurerQuoteIssueApi(APIView):
             ),
         },
     )
-    def post(self, request: Request, insurer_quote_id: str) -> Response:
+    def post(self, request: AuthenticatedRequest, insurer_quote_id: str) -> Response:
         quote_id = pk_or_404(insurer_quote_id)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -294,7 +298,7 @@ class IssuanceDetailApi(APIView):
         parameters=[_path_id("issuance_id", OpenApiTypes.INT, "The issuance's `id`.")],
         responses={200: IssuanceSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
-    def get(self, request: Request, issuance_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, issuance_id: str) -> Response:
         issuance = selectors.issuance_get(user=request.user, pk=pk_or_404(issuance_id))
         return Response(IssuanceSerializer(issuance).data)
 
@@ -329,7 +333,7 @@ class PolicyListApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         data = query_filters(self.ListFilterSerializer, request)
         policy_filter = selectors.PolicyFilter(
             product=data.get("product", ""),
@@ -350,7 +354,7 @@ class PolicyDetailApi(APIView):
         parameters=[_path_id("policy_id", OpenApiTypes.INT, "The policy's `id`.")],
         responses={200: PolicyDetailSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
-    def get(self, request: Request, policy_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, policy_id: str) -> Response:
         policy = selectors.policy_get(user=request.user, pk=pk_or_404(policy_id))
         return Response(PolicyDetailSerializer(policy).data)
 
@@ -377,7 +381,7 @@ class RenewalListApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = query_filters(self.ListFilterSerializer, request)
         policies = selectors.renewal_list(user=request.user, days=int(filters["days"]))
         return paginated_response(queryset=policies, serializer_class=RenewalSerializer, request=request, view=self)
@@ -414,7 +418,7 @@ class RenewalQuoteApi(APIView):
             429: THROTTLED,
         },
     )
-    def post(self, request: Request, policy_id: str) -> Response:
+    def post(self, request: AuthenticatedRequest, policy_id: str) -> Response:
         quote_request = renewal_quote_create(user=request.user, policy_id=pk_or_404(policy_id))
         rows = selectors.insurer_quotes_for(request=quote_request)
         return Response(quote_request_data(quote_request, rows), status=status.HTTP_201_CREATED)

@@ -152,7 +152,7 @@ def comparison_pdf(comparison: Comparison, *, agency_name: str) -> bytes:
     facts = [f"Ürün: {product_label(request.product)}"]
     if request.plate:
         facts.append(f"Plaka: {request.plate}")
-    if request.customer_id:
+    if request.customer is not None:
         facts.append(f"Müşteri: {request.customer.name}")
     facts.append(f"Kimlik: {mask_identity(request.owner_id)}")
     facts.append(f"Tarih: {timezone.localtime(request.created_at):%d.%m.%Y %H:%M}")

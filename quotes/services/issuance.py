@@ -24,7 +24,7 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import DurationField, ExpressionWrapper, F, QuerySet
 from django.db.models.functions import Now
@@ -108,7 +108,7 @@ class IssuanceOverlaps(IssuanceRefused):
 
 def issuance_start(
     *,
-    user: AbstractBaseUser,
+    user: User,
     insurer_quote_id: int,
     payment_token: str,
     installments: int | None = None,
@@ -334,7 +334,7 @@ def issuance_seconds_since_send(issuance_id: int) -> float | None:
 
 
 def _issuance_stored(issuance: Issuance, outcome: Outcome) -> None:
-    _store_policy(issuance, issuance.insurer_quote.account, outcome.result)
+    _store_policy(issuance, issuance.insurer_quote.account, outcome.result_as(results.Policy))
 
 
 def _issuance_note(issuance: Issuance, error: InsurerError, outcome: Outcome | None) -> str:

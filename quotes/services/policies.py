@@ -76,7 +76,7 @@ def policy_export_rows(policies: Iterable[Policy]) -> Iterator[tuple[Cell, ...]]
             product,
             policy.get_status_display(),
             spreadsheet_safe(plate_display(policy.plate)),
-            spreadsheet_safe(policy.customer.name if policy.customer_id else ""),
+            spreadsheet_safe(policy.customer.name if policy.customer is not None else ""),
             mask_identity(policy.owner_id) if policy.owner_id else "",
             policy.starts_on,
             policy.ends_on,
@@ -137,7 +137,8 @@ def policy_export_xlsx(policies: Iterable[Policy]) -> bytes:
         for value in row:
             if isinstance(value, str):
                 value = ILLEGAL_CHARACTERS_RE.sub("", value)  # control characters: openpyxl refuses them
-            cell = WriteOnlyCell(sheet, value=value)
+            # openpyxl writes dates and Decimals; types-openpyxl's WriteOnlyCell admits fewer types.
+            cell = WriteOnlyCell(sheet, value=value)  # type: ignore[arg-type]
             if isinstance(value, date):
                 cell.number_format = "DD.MM.YYYY"
             elif isinstance(value, Decimal):

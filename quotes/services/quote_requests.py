@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,6 +15,7 @@ from agencies.models import Agency
 from customers.models import Customer
 from customers.services import customer_identity_conflict
 from insurehub.errors import Invalid, NoActiveAgency
+from integrations.answers.results import Address, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, plain_message
 from integrations.attempts.recording import DatabaseRecorder
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
@@ -46,7 +47,7 @@ class NoInsurerAvailable(Invalid):
         super().__init__({"product": message}, message)
 
 
-def agency_of(user: AbstractBaseUser) -> Agency:
+def agency_of(user: User) -> Agency:
     profile = getattr(user, "agent_profile", None)
     if profile is None:
         raise NoActiveAgency("Bu kullanıcı bir acenteye bağlı değil.")
@@ -83,7 +84,7 @@ def quote_input_validate(*, product: str, data: Mapping[str, Any]) -> tuple[dict
 
 
 def quote_request_create(
-    *, user: AbstractBaseUser, product: str, data: Mapping[str, Any], customer: Customer | None = None
+    *, user: User, product: str, data: Mapping[str, Any], customer: Customer | None = None
 ) -> QuoteRequest:
     """Validate, then store the request with one row per insurer; the calls start after commit.
 
@@ -309,8 +310,9 @@ def _ask(row: InsurerQuote) -> None:
                 failed_at = operation
                 break
             if operation is Operation.DASK_ADDRESS:
-                data["building_id"] = outcome.result.building_id
-                confirmed["address"] = outcome.result.address
+                address = outcome.result_as(Address)
+                data["building_id"] = address.building_id
+                confirmed["address"] = address.address
     except BaseException:
         recorder.write()  # a call that crashed keeps its attempts' rows all the same
         raise
@@ -337,10 +339,10 @@ def _store_outcome(
 ) -> None:
     now = timezone.now()
     live = InsurerQuote.objects.filter(id=row.id).exclude(state__in=InsurerQuote.FINAL_STATES)
-    if outcome.ok and outcome.result.currency != QUOTE_CURRENCY:
+    if outcome.ok and outcome.result_as(Quote).currency != QUOTE_CURRENCY:
         # CONTRACTS.md: money is TRY. A premium in another currency would be compared, sorted and
         # sold as lira: the row is refused, what the insurer said kept for support.
-        quote = outcome.result
+        quote = outcome.result_as(Quote)
         live.update(
             state=InsurerQuote.State.FAILED,
             error_class=ErrorClass.PERMANENT.value,
@@ -352,7 +354,7 @@ def _store_outcome(
         )
         return
     if outcome.ok:
-        quote = outcome.result
+        quote = outcome.result_as(Quote)
         live.update(
             state=InsurerQuote.State.SUCCEEDED,
             quote_no=quote.quote_no,

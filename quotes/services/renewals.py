@@ -7,8 +7,9 @@ every insurer again in one click, from the input of the request the policy was i
 from __future__ import annotations
 
 from datetime import timedelta
+from uuid import UUID
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from insurehub.errors import Conflict
@@ -46,7 +47,7 @@ class RenewalNotPossible(Conflict):
     """The policy cannot be quoted again from what the platform knows; the text is for the agent."""
 
 
-def renewal_quote_create(*, user: AbstractBaseUser, policy_id: int) -> QuoteRequest:
+def renewal_quote_create(*, user: User, policy_id: int) -> QuoteRequest:
     """A new quote request for the same product and risk as the policy, at every insurer.
 
     The risk is the input of the request the policy was issued from; a policy imported from
@@ -57,7 +58,7 @@ def renewal_quote_create(*, user: AbstractBaseUser, policy_id: int) -> QuoteRequ
     passes is RenewalNotPossible too (the renewal button has no form to show field errors on).
     """
     policy = selectors.policy_to_renew_get(user=user, pk=policy_id)
-    source = policy.issuance.quote_request if policy.issuance_id else None
+    source = policy.issuance.quote_request if policy.issuance is not None else None
     if source is None:
         raise RenewalNotPossible(NO_SOURCE_MESSAGE)
     customer_id = policy.customer_id or source.customer_id
@@ -67,14 +68,15 @@ def renewal_quote_create(*, user: AbstractBaseUser, policy_id: int) -> QuoteRequ
         try:
             quote_request = quote_request_create(user=user, product=policy.product, data=data)
         except InputInvalid as invalid:
-            raise RenewalNotPossible(f"{RULES_CHANGED_MESSAGE} {'; '.join(invalid.errors.values())}") from None
+            problems = "; ".join(text for texts in invalid.field_errors.values() for text in texts)
+            raise RenewalNotPossible(f"{RULES_CHANGED_MESSAGE} {problems}") from None
         if customer_id is not None:
             QuoteRequest.objects.filter(pk=quote_request.pk).update(customer_id=customer_id)
             quote_request.customer_id = customer_id
     return quote_request
 
 
-def quote_request_after_policy(*, user: AbstractBaseUser, public_id: object, policy_id: int) -> QuoteRequest:
+def quote_request_after_policy(*, user: User, public_id: UUID | str, policy_id: int) -> QuoteRequest:
     """The same risk as the request, quoted again to start the day the overlapping policy ends
     ("a start after it ends"): the agent's other way out of two trafik policies at once."""
     source = selectors.quote_request_get(user=user, public_id=public_id)
@@ -88,5 +90,6 @@ def quote_request_after_policy(*, user: AbstractBaseUser, public_id: object, pol
                 customer=source.customer,
             )
         except InputInvalid as invalid:
-            raise RenewalNotPossible(f"{RULES_CHANGED_MESSAGE} {'; '.join(invalid.errors.values())}") from None
+            problems = "; ".join(text for texts in invalid.field_errors.values() for text in texts)
+            raise RenewalNotPossible(f"{RULES_CHANGED_MESSAGE} {problems}") from None
     return quote_request

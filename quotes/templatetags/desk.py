@@ -13,7 +13,7 @@ from quotes.services.comparison import NOT_COVERED
 
 register = template.Library()
 
-_STATE_TEXT = {
+_STATE_TEXT: dict[str, str] = {
     InsurerQuote.State.QUEUED: "Soruluyor…",
     InsurerQuote.State.RUNNING: "Soruluyor…",
 }

@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -26,16 +27,17 @@ PAGE_SIZE = 25
 ISSUANCE_FINAL_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
 
 
-def fragment_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def fragment_login_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
     """Like `login_required`, but a logged-out htmx poll sends the whole page to the login form
     instead of swapping the login page into a table cell."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.user.is_authenticated:
             return view(request, *args, **kwargs)
-        if getattr(request, "htmx", False):
-            page = request.htmx.current_url_abs_path or request.get_full_path()
+        htmx = getattr(request, "htmx", None)
+        if htmx:
+            page = htmx.current_url_abs_path or request.get_full_path()
             return HttpResponseClientRedirect(redirect_to_login(page).url)
         return redirect_to_login(request.get_full_path())
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 from quotes import selectors
 from quotes.services.comparison import comparison_build, installment_total
 from quotes.services.comparison_pdf import comparison_pdf
@@ -18,7 +19,7 @@ from quotes.services.comparison_pdf import comparison_pdf
 @login_required
 @require_GET
 @desk_errors
-def comparison_page(request: HttpRequest, public_id: UUID) -> HttpResponse:
+def comparison_page(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponse:
     comparison = comparison_build(request=selectors.quote_request_get(user=request.user, public_id=public_id))
     installments = [
         (count, [installment_total(column, count) for column in comparison.columns])
@@ -31,7 +32,7 @@ def comparison_page(request: HttpRequest, public_id: UUID) -> HttpResponse:
 @login_required
 @require_GET
 @desk_errors
-def comparison_download(request: HttpRequest, public_id: UUID) -> HttpResponse:
+def comparison_download(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponse:
     quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     comparison = comparison_build(request=quote_request)
     if not comparison.columns:

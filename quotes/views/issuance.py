@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods
 
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 from quotes import selectors
 from quotes.forms import IssuanceConfirmForm
 from quotes.models import Issuance
@@ -27,7 +28,7 @@ from quotes.views.common import ISSUANCE_FINAL_STATES, fragment_login_required
 @sensitive_variables("form")
 @require_http_methods(["GET", "POST"])
 @desk_errors
-def issuance_confirm(request: HttpRequest, pk: int) -> HttpResponse:
+def issuance_confirm(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The confirm step. A second POST (double click, other tab, retry) gets the same issuance
     back from the service, so it lands on the same status page and never issues twice."""
     quote = selectors.insurer_quote_get(user=request.user, pk=pk)
@@ -71,7 +72,7 @@ def _issuance_context(issuance: Issuance) -> dict[str, Any]:
 @login_required
 @require_GET
 @desk_errors
-def issuance_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def issuance_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     issuance = selectors.issuance_get(user=request.user, pk=pk)
     return render(request, "quotes/issuance_detail.html", _issuance_context(issuance))
 
@@ -79,7 +80,7 @@ def issuance_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @fragment_login_required
 @require_GET
 @desk_errors
-def issuance_status(request: HttpRequest, pk: int) -> HttpResponse:
+def issuance_status(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The issuance state alone, polled every second until the policy number (or a reason) is in."""
     issuance = selectors.issuance_get(user=request.user, pk=pk)
     return render(request, "quotes/_issuance_status.html", _issuance_context(issuance))

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.models import Insurer
 from quotes import selectors
 from quotes.forms import PRODUCTS
@@ -38,7 +41,9 @@ class PolicyFilterForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         insurers = Insurer.objects.order_by("name").values_list("code", "name")
-        self.fields["sirket"].choices = [("", "Tümü"), *insurers]
+        sirket = self.fields["sirket"]
+        assert isinstance(sirket, forms.ChoiceField)  # declared above
+        sirket.choices = [("", "Tümü"), *insurers]
 
     def policy_filter(self) -> selectors.PolicyFilter:
         """The valid fields as a filter; a bad one is shown as an error on the form and ignored."""
@@ -62,7 +67,7 @@ def list_query(request: HttpRequest, form: forms.Form, search: DeskSearch) -> st
     return urlencode(pairs)
 
 
-def _filtered_policies(request: HttpRequest) -> tuple[PolicyFilterForm, DeskSearch, object]:
+def _filtered_policies(request: AuthenticatedHttpRequest) -> tuple[PolicyFilterForm, DeskSearch, QuerySet[Policy]]:
     form = PolicyFilterForm(request.GET)
     search = search_recall(request)
     policies = selectors.policy_list(user=request.user, search=search.term, filters=form.policy_filter())
@@ -74,7 +79,7 @@ def _filtered_policies(request: HttpRequest) -> tuple[PolicyFilterForm, DeskSear
 
 @login_required
 @require_GET
-def policy_list(request: HttpRequest) -> HttpResponse:
+def policy_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     form, search, policies = _filtered_policies(request)
     context = {
         # A cancelled policy shows the day its cancellation took effect.
@@ -96,9 +101,9 @@ def policy_search(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @desk_errors
-def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def policy_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     policy = selectors.policy_get(user=request.user, pk=pk)
-    source = policy.issuance.quote_request if policy.issuance_id else None
+    source = policy.issuance.quote_request if policy.issuance is not None else None
     profile = getattr(request.user, "agent_profile", None)
     context = {
         "policy": policy,
@@ -134,7 +139,8 @@ def filter_errors_text(form: forms.Form) -> str:
     for name in form.errors:
         field = form.fields[name]
         if isinstance(field, forms.ChoiceField):
-            allowed = ", ".join(str(value) for value, _ in field.choices if value)
+            # django-stubs give the getter the setter's wide type; Django reads back (value, label) pairs.
+            allowed = ", ".join(str(value) for value, _ in field.choices if value)  # type: ignore[misc, union-attr]
             hint = f"geçerli değerler: {allowed}" if allowed else "bu alan için seçenek yok"
         elif isinstance(field, forms.DateField):
             hint = "tarih YYYY-AA-GG biçiminde olmalı"
@@ -146,7 +152,7 @@ def filter_errors_text(form: forms.Form) -> str:
 
 @login_required
 @require_GET
-def policy_export(request: HttpRequest) -> HttpResponse:
+def policy_export(request: AuthenticatedHttpRequest) -> HttpResponseBase:
     """The list as it is filtered (and searched) on the page, as CSV or an Excel workbook."""
     kind = request.GET.get("format", "csv")
     if kind not in EXPORT_FORMATS:
@@ -158,6 +164,7 @@ def policy_export(request: HttpRequest) -> HttpResponse:
     if form.errors:
         return export_refused(filter_errors_text(form))
     disposition = f'attachment; filename="{export_filename(kind)}"'
+    response: HttpResponseBase
     if kind == "csv":
         response = StreamingHttpResponse(
             policy_export_csv(policies.iterator(chunk_size=500)), content_type=EXPORT_FORMATS[kind]

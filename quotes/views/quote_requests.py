@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -22,6 +23,7 @@ from customers.selectors import customer_choices
 from customers.services import customer_create
 from insurehub.cache_slots import SlotsUnavailable
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.work.item import WorkState
 from quotes import live, selectors
 from quotes.forms import PRODUCTS, QUOTE_FORMS, DaskForm
@@ -38,7 +40,7 @@ logger = logging.getLogger(__name__)
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def quote_request_new(request: HttpRequest, product: str = "trafik") -> HttpResponse:
+def quote_request_new(request: AuthenticatedHttpRequest, product: str = "trafik") -> HttpResponse:
     """One form per product; a valid one becomes a request with one row per insurer."""
     form_class = QUOTE_FORMS.get(product)
     if form_class is None:
@@ -105,7 +107,7 @@ def _results_context(quote_request: QuoteRequest, user: Any) -> dict[str, Any]:
 @login_required
 @require_GET
 @desk_errors
-def quote_request_detail(request: HttpRequest, public_id: UUID) -> HttpResponse:
+def quote_request_detail(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponse:
     quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     context = _results_context(quote_request, request.user)
     # A warning, not a block: the agent may be quoting a transfer, or the other policy is ending.
@@ -116,7 +118,7 @@ def quote_request_detail(request: HttpRequest, public_id: UUID) -> HttpResponse:
 @fragment_login_required
 @require_GET
 @desk_errors
-def quote_request_results(request: HttpRequest, public_id: UUID) -> HttpResponse:
+def quote_request_results(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponse:
     """The results table alone: the stream's fallback, polled every second while the stream is
     not open, until every insurer's row is final."""
     quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
@@ -126,7 +128,7 @@ def quote_request_results(request: HttpRequest, public_id: UUID) -> HttpResponse
 @fragment_login_required
 @require_GET
 @desk_errors
-def quote_request_stream(request: HttpRequest, public_id: UUID) -> HttpResponse:
+def quote_request_stream(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponseBase:
     """The results table pushed as server-sent events whenever a row changes (quotes/live.py).
 
     Checked before the first byte exactly like the fragment: another agency's request is a 404.
@@ -177,7 +179,7 @@ def _stream_refused(message: str, *, status: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def quote_request_list(request: HttpRequest) -> HttpResponse:
+def quote_request_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     search = search_recall(request)
     form = QuoteRequestFilterForm(request.GET)
     requests = selectors.quote_request_list(user=request.user, search=search.term, filters=form.request_filter())

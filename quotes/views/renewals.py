@@ -6,13 +6,14 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 from quotes import selectors
 from quotes.services.renewals import quote_request_after_policy, renewal_quote_create
 from quotes.views.common import page_of
@@ -25,7 +26,7 @@ def _window(value: str | None) -> int:
 
 @login_required
 @require_GET
-def renewal_list(request: HttpRequest) -> HttpResponse:
+def renewal_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     days = _window(request.GET.get("gun"))
     policies = selectors.renewal_list(user=request.user, days=days)
     profile = getattr(request.user, "agent_profile", None)
@@ -40,7 +41,7 @@ def renewal_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def renewal_quote(request: HttpRequest, pk: int) -> HttpResponse:
+def renewal_quote(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """ "Yeniden teklif al": the same risk at every insurer, then the new request's results."""
     with desk_errors() as outcome:
         quote_request = renewal_quote_create(user=request.user, policy_id=pk)
@@ -53,7 +54,7 @@ def renewal_quote(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def quote_request_after_policy_view(request: HttpRequest, public_id: UUID, policy_pk: int) -> HttpResponse:
+def quote_request_after_policy_view(request: AuthenticatedHttpRequest, public_id: UUID, policy_pk: int) -> HttpResponse:
     """ "Eski poliçe bitince başlayan yeni teklif al" on the confirm page of an overlapping trafik quote."""
     with desk_errors() as outcome:
         quote_request = quote_request_after_policy(user=request.user, public_id=public_id, policy_id=policy_pk)

@@ -190,9 +190,9 @@ class EgeAdapter(InsurerAdapter):
             raise
         fault = body.get("fault") if isinstance(body, dict) else None
         if not isinstance(fault, dict) or not isinstance(fault.get("id"), str) or not fault["id"]:
-            refusal = status_refusal(reply, "error body without a fault id")
-            refusal.wait = wait
-            raise refusal
+            refused = status_refusal(reply, "error body without a fault id")
+            refused.wait = wait
+            raise refused
         code = fault["id"]
         message = AGENT_MESSAGES.get(code) or str(fault.get("text") or "")
         field = fault.get("field") if isinstance(fault.get("field"), str) else None

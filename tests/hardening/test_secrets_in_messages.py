@@ -39,7 +39,7 @@ def test_invalid_header_names_the_header_not_its_value(bad):
 def test_non_text_header_value_is_not_quoted_either():
     """`requests` quotes a non-text header value in full; we name the header only."""
     chan, _ = channel()
-    call = Call("GET", "/v1/x", headers={"Authorization": ("Bearer", BEARER)})  # type: ignore[dict-item]
+    call = Call("GET", "/v1/x", headers={"Authorization": ("Bearer", BEARER)})
     with pytest.raises(InsurerError) as caught:
         chan.exchange(call, lambda reply: reply)
     assert "Authorization" in caught.value.message and BEARER not in caught.value.message
@@ -53,7 +53,7 @@ class _FailingSession(requests.Session):
         super().__init__()
         self.exc_type = exc_type
 
-    def send(self, request, **kwargs):  # type: ignore[no-untyped-def, override]
+    def send(self, request, **kwargs):
         raise self.exc_type(f"failed with headers {dict(request.headers)!r} auth={request.headers['Authorization']}")
 
 

@@ -126,7 +126,7 @@ class _CannedSession(requests.Session):
         super().__init__()
         self.status, self.body, self.content_type = status, body, content_type
 
-    def send(self, request, **kwargs):  # type: ignore[no-untyped-def, override]
+    def send(self, request, **kwargs):
         response = requests.Response()
         response.status_code = self.status
         response.headers = CaseInsensitiveDict({"Content-Type": self.content_type})

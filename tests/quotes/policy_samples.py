@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from integrations.models import InsurerAccount
@@ -29,7 +29,7 @@ def imported_policy(agency_code: str, insurer_code: str, policy_no: str, **field
 
 
 def issued_policy(
-    user: AbstractBaseUser,
+    user: User,
     policy_no: str,
     *,
     product: str = "trafik",
@@ -49,7 +49,7 @@ def issued_policy(
         premium=Decimal("4312.50"),
         currency="TRY",
         quote_no=f"{insurer_code.upper()}-Q-{policy_no}",
-        valid_until=timezone.now() + timezone.timedelta(minutes=15),
+        valid_until=timezone.now() + timedelta(minutes=15),
         finished_at=timezone.now(),
     )
     # A fixture's policies may overlap one another (several on one plate): built, not refused.
@@ -73,4 +73,5 @@ def issued_policy(
 
 
 def source_request(policy: Policy) -> QuoteRequest:
+    assert policy.issuance is not None, "a policy issued here, not imported"
     return policy.issuance.quote_request

@@ -7,7 +7,7 @@ for their records reaches it, a worker that could claim a quote row or an issuan
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from quotes.models import InsurerQuote, QuoteRequest
@@ -22,7 +22,7 @@ def tasks_not_sent(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(issuance, "_enqueue", lambda issuance_id: None)
 
 
-def quote_request_being_asked(user: AbstractBaseUser, monkeypatch: pytest.MonkeyPatch) -> QuoteRequest:
+def quote_request_being_asked(user: User, monkeypatch: pytest.MonkeyPatch) -> QuoteRequest:
     """A trafik request of the user's agency, every row claimed as a dispatch claims it (RUNNING),
     no insurer asked: the page tests store the answers themselves.
 

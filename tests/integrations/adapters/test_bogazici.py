@@ -14,7 +14,7 @@ import defusedxml.ElementTree as safe_xml
 import pytest
 
 from integrations.adapters.bogazici import BS_NS, SOAP_NS, soap_envelope
-from integrations.answers.results import Document, PolicyStatus
+from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import insurer_operation_run
 from integrations.calling.engine import IssuanceHistory, Outcome
@@ -82,7 +82,7 @@ def one_try_documents(db: None) -> Iterator[None]:
 def _quote_no(run: Callable[..., Outcome]) -> str:
     outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok, outcome.to_json()
-    return outcome.result.quote_no
+    return outcome.result_as(Quote).quote_no
 
 
 def _issue(run: Callable[..., Outcome], quote_no: str, **kwargs: Any) -> Outcome:
@@ -98,11 +98,12 @@ def test_trafik_quote_is_normalised(run: Callable[..., Outcome]) -> None:
     """A TrafikTeklif answer becomes a Quote: Decimal premium, aware UTC validity."""
     outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok, outcome.to_json()
-    quote = outcome.result
+    quote = outcome.result_as(Quote)
     assert quote.quote_no.startswith("BG-T-")
     assert isinstance(quote.premium, Decimal) and quote.premium > 0
     assert quote.currency == "TRY"
-    assert quote.valid_until.tzinfo is not None and quote.valid_until.utcoffset().total_seconds() == 0
+    offset = quote.valid_until.utcoffset()
+    assert offset is not None and offset.total_seconds() == 0
     assert outcome.attempts == 1
 
 
@@ -110,12 +111,12 @@ def test_kasko_quote_keeps_coverages(run: Callable[..., Outcome]) -> None:
     """KaskoTeklif's Teminat entries (Kod/Ad/Limit) become platform coverages; an empty Limit is None."""
     outcome = run("kasko_quote", samples.KASKO)
     assert outcome.ok, outcome.to_json()
-    assert outcome.result.quote_no.startswith("BG-K-")
-    assert isinstance(outcome.result.premium, Decimal)
-    coverages = outcome.result.details["coverages"]
+    assert outcome.result_as(Quote).quote_no.startswith("BG-K-")
+    assert isinstance(outcome.result_as(Quote).premium, Decimal)
+    coverages = outcome.result_as(Quote).details["coverages"]
     assert [entry["code"] for entry in coverages] == ["collision", "theft", "fire", "flood", "glass"]
     assert coverages[0]["name"] == "Çarpışma"
-    assert Decimal(coverages[0]["limit"]) > outcome.result.premium
+    assert Decimal(coverages[0]["limit"]) > outcome.result_as(Quote).premium
     assert coverages[-1]["limit"] is None
 
 
@@ -129,19 +130,20 @@ def test_kasko_options_are_sent_as_elements_and_the_priced_covers_read_back(run:
     options = {"deductible": 2500, "replacement_car_days": 7, "liability_limit": None, "repair_shop": "contracted"}
     chosen = run("kasko_quote", {**samples.KASKO, **options})
     assert chosen.ok, chosen.to_json()
-    assert chosen.result.premium != plain.result.premium
-    assert chosen.result.details["coverages"][5:] == [
+    assert chosen.result_as(Quote).premium != plain.result_as(Quote).premium
+    assert chosen.result_as(Quote).details["coverages"][5:] == [
         {"code": "liability", "name": "İhtiyari mali mesuliyet (İMM)", "limit": None},
         {"code": "replacement_car", "name": "İkame araç", "limit": None, "days": 7},
         {"code": "deductible", "name": "Muafiyet", "limit": "2500.00"},
     ]
     limited = run("kasko_quote", {**samples.KASKO, "liability_limit": 500000})
-    assert limited.result.details["coverages"][-1]["limit"] == "500000.00"
+    assert limited.result_as(Quote).details["coverages"][-1]["limit"] == "500000.00"
 
 
 def test_an_unsold_deductible_is_a_field_error_naming_it(run: Callable[..., Outcome]) -> None:
     """Boğaziçi sells no 10 000 TRY deductible: BS-100 "Muafiyet alanı geçersiz" is `deductible`."""
     outcome = run("kasko_quote", {**samples.KASKO, "deductible": 10000})
+    assert outcome.error is not None
     assert (outcome.error.provider_code, outcome.error.field, outcome.attempts) == ("BS-100", "deductible", 1)
     assert plain_message(outcome.error) == "Şirket muafiyet bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
 
@@ -149,6 +151,7 @@ def test_an_unsold_deductible_is_a_field_error_naming_it(run: Callable[..., Outc
 def test_a_zero_liability_limit_is_never_sent_as_unlimited(run: Callable[..., Outcome], bogazici: Any) -> None:
     """0 means unlimited at Boğaziçi: a zero limit of ours is refused here, nothing sent."""
     outcome = run("kasko_quote", {**samples.KASKO, "liability_limit": 0})
+    assert outcome.error is not None
     assert (outcome.error.kind, outcome.error.field, outcome.attempts) == (ErrorKind.VALIDATION, "liability_limit", 1)
     assert bogazici.state.counts()["received"] == {} and not Attempt.objects.exists()
 
@@ -159,17 +162,21 @@ def test_start_and_installments_reach_the_policy(run: Callable[..., Outcome], bo
     quoted = run("trafik_quote", {**samples.TRAFIK, "starts_on": starts_on})
     issued = run(
         "issue_policy",
-        {"quote_no": quoted.result.quote_no, "payment_token": samples.PAYMENT_TOKEN, "installments": "3"},
+        {"quote_no": quoted.result_as(Quote).quote_no, "payment_token": samples.PAYMENT_TOKEN, "installments": "3"},
         reference="IH-TERMS-1",
     )
     assert issued.ok, issued.to_json()
-    assert (issued.result.starts_on, issued.result.ends_on) == (starts_on, one_year_after(starts_on))
-    assert bogazici.state.ledger.policies[issued.result.policy_no].installments == 3
+    assert (issued.result_as(Policy).starts_on, issued.result_as(Policy).ends_on) == (
+        starts_on,
+        one_year_after(starts_on),
+    )
+    assert bogazici.state.ledger.policies[issued.result_as(Policy).policy_no].installments == 3
 
 
 def test_a_count_not_offered_is_refused_and_no_policy_made(run: Callable[..., Outcome], bogazici: Any) -> None:
     data = {"quote_no": _quote_no(run), "payment_token": samples.PAYMENT_TOKEN, "installments": 5}
     refused = run("issue_policy", data, reference="IH-TERMS-2")
+    assert refused.error is not None
     assert (refused.error.provider_code, refused.error.field) == ("BS-100", "installments")
     assert bogazici.state.counts()["issued_total"] == 0
 
@@ -178,14 +185,17 @@ def test_dask_address_then_quote(run: Callable[..., Outcome]) -> None:
     """DaskAdresSorgu gives the building id that DaskTeklif needs; SigortaBedeli is kept as a decimal string."""
     address = run("dask_address", samples.DASK_ADDRESS)
     assert address.ok, address.to_json()
-    assert address.result.uavt_code == samples.DASK_ADDRESS["uavt_code"]
-    assert address.result.address and len(address.result.building_id) == 8
-    quote = run("dask_quote", {**samples.DASK_RISK, **samples.DASK_ADDRESS, "building_id": address.result.building_id})
+    assert address.result_as(Address).uavt_code == samples.DASK_ADDRESS["uavt_code"]
+    assert address.result_as(Address).address and len(address.result_as(Address).building_id) == 8
+    quote = run(
+        "dask_quote",
+        {**samples.DASK_RISK, **samples.DASK_ADDRESS, "building_id": address.result_as(Address).building_id},
+    )
     assert quote.ok, quote.to_json()
-    assert quote.result.quote_no.startswith("BG-D-")
-    assert isinstance(quote.result.premium, Decimal)
-    assert Decimal(quote.result.details["sum_insured"]) > quote.result.premium
-    assert quote.result.valid_until.tzinfo == UTC
+    assert quote.result_as(Quote).quote_no.startswith("BG-D-")
+    assert isinstance(quote.result_as(Quote).premium, Decimal)
+    assert Decimal(quote.result_as(Quote).details["sum_insured"]) > quote.result_as(Quote).premium
+    assert quote.result_as(Quote).valid_until.tzinfo == UTC
 
 
 def test_issue_policy_and_status(run: Callable[..., Outcome], bogazici: Any) -> None:
@@ -193,11 +203,11 @@ def test_issue_policy_and_status(run: Callable[..., Outcome], bogazici: Any) -> 
     quote_no = _quote_no(run)
     issued = _issue(run, quote_no)
     assert issued.ok, issued.to_json()
-    assert issued.result.status is PolicyStatus.ACTIVE
-    assert bogazici.state.counts()["policies_by_quote"] == {quote_no: [issued.result.policy_no]}
-    status = run("policy_status", {"policy_no": issued.result.policy_no})
-    assert status.ok and status.result.policy_no == issued.result.policy_no
-    assert status.result.status is PolicyStatus.ACTIVE
+    assert issued.result_as(Policy).status is PolicyStatus.ACTIVE
+    assert bogazici.state.counts()["policies_by_quote"] == {quote_no: [issued.result_as(Policy).policy_no]}
+    status = run("policy_status", {"policy_no": issued.result_as(Policy).policy_no})
+    assert status.ok and status.result_as(Policy).policy_no == issued.result_as(Policy).policy_no
+    assert status.result_as(Policy).status is PolicyStatus.ACTIVE
 
 
 def test_issue_status_and_lookup_carry_the_policy_period(run: Callable[..., Outcome], bogazici: Any) -> None:
@@ -205,12 +215,12 @@ def test_issue_status_and_lookup_carry_the_policy_period(run: Callable[..., Outc
     quote_no = _quote_no(run)
     issued = _issue(run, quote_no)
     assert issued.ok, issued.to_json()
-    policy = bogazici.state.ledger.policies[issued.result.policy_no]
+    policy = bogazici.state.ledger.policies[issued.result_as(Policy).policy_no]
     period = (policy.starts_on, policy.ends_on)
     assert all(isinstance(day, date) for day in period)
-    assert (issued.result.starts_on, issued.result.ends_on) == period
-    status = run("policy_status", {"policy_no": issued.result.policy_no})
-    assert (status.result.starts_on, status.result.ends_on) == period
+    assert (issued.result_as(Policy).starts_on, issued.result_as(Policy).ends_on) == period
+    status = run("policy_status", {"policy_no": issued.result_as(Policy).policy_no})
+    assert (status.result_as(Policy).starts_on, status.result_as(Policy).ends_on) == period
     found = _issue(run, quote_no, history=IssuanceHistory(maybe_sent=True))
     assert found.result == issued.result
     assert bogazici.state.counts()["received"]["issue_lookup"] == 1
@@ -222,7 +232,10 @@ def test_seeded_policy_period_is_read(run: Callable[..., Outcome], bogazici: Any
         [{"policy_no": "BG-P-SEED-9", "status": "ACTIVE", "starts_on": "2026-02-28", "ends_on": "2027-02-28"}]
     )
     outcome = run("policy_status", {"policy_no": "BG-P-SEED-9"})
-    assert (outcome.result.starts_on, outcome.result.ends_on) == (date(2026, 2, 28), date(2027, 2, 28))
+    assert (outcome.result_as(Policy).starts_on, outcome.result_as(Policy).ends_on) == (
+        date(2026, 2, 28),
+        date(2027, 2, 28),
+    )
 
 
 # --- the policy document (PoliceBasim) ------------------------------------------------------------------
@@ -230,7 +243,7 @@ def test_seeded_policy_period_is_read(run: Callable[..., Outcome], bogazici: Any
 
 def test_policy_document_is_the_policy_pdf(run: Callable[..., Outcome], bogazici: Any) -> None:
     """PoliceBasim's PdfIcerik decodes to exactly the PDF Boğaziçi printed for this policy."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.ok and outcome.attempts == 1, outcome.to_json()
     document = outcome.result
@@ -253,7 +266,7 @@ def test_document_not_ready_waits_tekrardenemesn_and_is_no_failure(
     """BS-405 is NOT_READY: the engine waits TekrarDenemeSn and asks again, even with a single try for
     failures, and the BS-405 attempt is logged as a wait, not a failure."""
     bogazici.state.configure(document_delay_seconds=0.8)
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.ok and outcome.attempts == 2, outcome.to_json()
     assert recording_sleep.waits[-1] >= 1.0
@@ -263,7 +276,8 @@ def test_document_not_ready_waits_tekrardenemesn_and_is_no_failure(
         (True, "", ""),
     ]
     assert rows[0].error_class == "retryable" and not rows[0].ambiguous
-    assert rows[0].wait_reason == "signal:TekrarDenemeSn" and rows[0].wait_seconds >= 1.0
+    wait_seconds = rows[0].wait_seconds
+    assert rows[0].wait_reason == "signal:TekrarDenemeSn" and wait_seconds is not None and wait_seconds >= 1.0
     assert bogazici.state.counts()["received"]["policy_document"] == 2
 
 
@@ -271,18 +285,20 @@ def test_document_not_ready_without_tekrardenemesn_backs_off(
     run: Callable[..., Outcome], bogazici: Any, one_try_documents: None
 ) -> None:
     """A BS-405 that names no wait: our own backoff, still a wait and not a used-up try."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     bogazici.state.add_faults(
         [{"operation": "policy_document", "fault": "error", "code": "BS-405", "wait_seconds": None}]
     )
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.ok and outcome.attempts == 2, outcome.to_json()
     first = Attempt.objects.filter(operation="policy_document").order_by("started_at", "id").first()
+    assert first is not None
     assert (first.error_kind, first.wait_reason) == ("not_ready", "backoff:full-jitter")
 
 
 def test_document_of_an_unknown_policy_is_permanent_not_found(run: Callable[..., Outcome], bogazici: Any) -> None:
     outcome = run("policy_document", {"policy_no": "BG-P-999999"})
+    assert outcome.error is not None
     assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (
         ErrorClass.PERMANENT,
         ErrorKind.NOT_FOUND,
@@ -295,10 +311,11 @@ def test_document_of_an_unknown_policy_is_permanent_not_found(run: Callable[...,
 def test_unreadable_document_is_unknown(run: Callable[..., Outcome], bogazici: Any, fault: str) -> None:
     """Basarili=true with a PdfIcerik that is not base64, or not a PDF: an unreadable answer (unknown),
     retried under the unknown cap, never a document."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     bogazici.state.add_faults([{"operation": "policy_document", "fault": fault, "times": 50}])
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.result is None
+    assert outcome.error is not None
     assert (outcome.error.error_class, outcome.error.kind, outcome.error.provider_code) == (
         ErrorClass.UNKNOWN,
         ErrorKind.UNCLASSIFIED,
@@ -312,7 +329,7 @@ def test_document_throttle_waits_tekrardenemesn(
     run: Callable[..., Outcome], bogazici: Any, recording_sleep: Any
 ) -> None:
     """BS-901 on PoliceBasim is the quota like anywhere else: wait the insurer's seconds, then the PDF."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     bogazici.state.add_faults([{"operation": "policy_document", "fault": "error", "code": "BS-901", "wait_seconds": 1}])
     outcome = run("policy_document", {"policy_no": policy_no})
     assert outcome.ok and outcome.attempts == 2, outcome.to_json()
@@ -323,7 +340,7 @@ def test_trafik_quote_lists_the_legal_limits(run: Callable[..., Outcome]) -> Non
     """Trafik answers carry the legal limits, under the platform's codes and Turkish names."""
     outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok, outcome.to_json()
-    assert outcome.result.details["coverages"] == [
+    assert outcome.result_as(Quote).details["coverages"] == [
         {"code": "bodily_injury", "name": "Kişi başı sakatlanma ve ölüm", "limit": "2700000.00"},
         {"code": "medical", "name": "Kişi başı tedavi masrafları", "limit": "2700000.00"},
         {"code": "property_damage", "name": "Araç başı maddi hasar", "limit": "300000.00"},
@@ -332,10 +349,10 @@ def test_trafik_quote_lists_the_legal_limits(run: Callable[..., Outcome]) -> Non
 
 def test_dask_quote_lists_the_earthquake_cover(run: Callable[..., Outcome], bogazici: Any) -> None:
     """DASK's one cover (DEPREM) is limited to the sum insured."""
-    building_id = run("dask_address", samples.DASK_ADDRESS).result.building_id
+    building_id = run("dask_address", samples.DASK_ADDRESS).result_as(Address).building_id
     outcome = run("dask_quote", {**samples.DASK_RISK, **samples.DASK_ADDRESS, "building_id": building_id})
     assert outcome.ok, outcome.to_json()
-    details = outcome.result.details
+    details = outcome.result_as(Quote).details
     assert details["coverages"] == [
         {"code": "earthquake", "name": "Deprem ve deprem kaynaklı yangın", "limit": details["sum_insured"]}
     ]
@@ -346,10 +363,10 @@ def test_quote_keeps_installments(run: Callable[..., Outcome], operation: str) -
     """Taksitler/Taksit (Sayi, Toplam) become installments; one part costs exactly the premium."""
     outcome = run(operation, samples.TRAFIK if operation == "trafik_quote" else samples.KASKO)
     assert outcome.ok, outcome.to_json()
-    installments = outcome.result.details["installments"]
+    installments = outcome.result_as(Quote).details["installments"]
     assert [plan["count"] for plan in installments] == [1, 3, 6, 9]
-    assert installments[0]["total"] == str(outcome.result.premium)
-    assert Decimal(installments[-1]["total"]) > outcome.result.premium
+    assert installments[0]["total"] == str(outcome.result_as(Quote).premium)
+    assert Decimal(installments[-1]["total"]) > outcome.result_as(Quote).premium
 
 
 def test_older_bare_coverage_codes_are_read(run: Callable[..., Outcome], bogazici: Any) -> None:
@@ -357,7 +374,7 @@ def test_older_bare_coverage_codes_are_read(run: Callable[..., Outcome], bogazic
     bogazici.state.add_faults([{"operation": "kasko_quote", "fault": "coverages_bare"}])
     outcome = run("kasko_quote", samples.KASKO)
     assert outcome.ok, outcome.to_json()
-    assert outcome.result.details["coverages"] == [
+    assert outcome.result_as(Quote).details["coverages"] == [
         {"code": "collision", "name": "Çarpışma", "limit": None},
         {"code": "theft", "name": "Hırsızlık", "limit": None},
         {"code": "fire", "name": "Yangın", "limit": None},
@@ -375,7 +392,7 @@ def test_malformed_coverage_is_skipped_and_the_quote_kept(
     with caplog.at_level(logging.WARNING, logger="integrations.adapters.bogazici"):
         outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok and outcome.attempts == 1, outcome.to_json()
-    assert [entry["code"] for entry in outcome.result.details["coverages"]] == [
+    assert [entry["code"] for entry in outcome.result_as(Quote).details["coverages"]] == [
         "bodily_injury",
         "medical",
         "property_damage",
@@ -391,11 +408,11 @@ def test_policy_status_vocabulary_is_mapped(
     run: Callable[..., Outcome], bogazici: Any, sandbox_status: str, expected: PolicyStatus
 ) -> None:
     """IPTAL reads as CANCELLED and SURESI_DOLDU as EXPIRED."""
-    policy_no = _issue(run, _quote_no(run)).result.policy_no
+    policy_no = _issue(run, _quote_no(run)).result_as(Policy).policy_no
     bogazici.state.set_policy_status(policy_no, sandbox_status)
     outcome = run("policy_status", {"policy_no": policy_no})
     assert outcome.ok, outcome.to_json()
-    assert outcome.result.status is expected
+    assert outcome.result_as(Policy).status is expected
 
 
 # --- the error table ----------------------------------------------------------------------------------
@@ -443,12 +460,14 @@ def test_business_refusals_carry_turkish_agent_message(
     """Business refusals show the agent a Turkish sentence, not the raw code."""
     bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "error", "code": code}])
     outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.error is not None
     assert outcome.error.agent_message() == message
 
 
 def test_bs100_names_the_platform_field(run: Callable[..., Outcome]) -> None:
     """A real BS-100 ("Plaka alanı geçersiz") points at the platform field `plate`."""
     outcome = run("trafik_quote", {**samples.TRAFIK, "plate": "XX"})
+    assert outcome.error is not None
     assert outcome.error.provider_code == "BS-100"
     assert outcome.error.kind is ErrorKind.VALIDATION
     assert outcome.error.field == "plate"
@@ -458,12 +477,14 @@ def test_bs100_names_the_platform_field(run: Callable[..., Outcome]) -> None:
 def test_missing_field_is_sent_empty_and_refused_by_the_insurer(run: Callable[..., Outcome]) -> None:
     """A missing input is not a crash here: Boğaziçi refuses it and names it."""
     outcome = run("kasko_quote", {key: value for key, value in samples.KASKO.items() if key != "model_code"})
+    assert outcome.error is not None
     assert (outcome.error.provider_code, outcome.error.field) == ("BS-100", "model_code")
 
 
 def test_bs110_invalid_identity_points_at_owner_id(run: Callable[..., Outcome]) -> None:
     """A TCKN that fails its checksum is Boğaziçi's BS-110, a validation error on `owner_id`."""
     outcome = run("trafik_quote", {**samples.TRAFIK, "owner_id": "12345678901"})
+    assert outcome.error is not None
     assert (outcome.error.provider_code, outcome.error.kind, outcome.error.field) == (
         "BS-110",
         ErrorKind.VALIDATION,
@@ -474,6 +495,7 @@ def test_bs110_invalid_identity_points_at_owner_id(run: Callable[..., Outcome]) 
 def test_values_are_xml_escaped(run: Callable[..., Outcome], bogazici: Any) -> None:
     """Markup in a value reaches Boğaziçi as text (refused as a bad plate), never as XML."""
     outcome = run("trafik_quote", {**samples.TRAFIK, "plate": "34<b:Plaka>&amp;</x>"})
+    assert outcome.error is not None
     assert (outcome.error.provider_code, outcome.error.field) == ("BS-100", "plate")
     assert bogazici.state.counts()["faults"] == {}
 
@@ -484,10 +506,10 @@ def test_envelope_matches_the_contract() -> None:
         soap_envelope("TrafikTeklif", [("Plaka", "34<&>"), ("ModelYili", 2021)], username="a&b", password="p<q"),
         forbid_dtd=True,
     )
-    kimlik = root.find(f"{{{SOAP_NS}}}Header/{{{BS_NS}}}Kimlik")
-    assert kimlik.find(f"{{{BS_NS}}}Kullanici").text == "a&b"
-    assert kimlik.find(f"{{{BS_NS}}}Sifre").text == "p<q"
+    assert root.findtext(f"{{{SOAP_NS}}}Header/{{{BS_NS}}}Kimlik/{{{BS_NS}}}Kullanici") == "a&b"
+    assert root.findtext(f"{{{SOAP_NS}}}Header/{{{BS_NS}}}Kimlik/{{{BS_NS}}}Sifre") == "p<q"
     islem = root.find(f"{{{SOAP_NS}}}Body/{{{BS_NS}}}TrafikTeklif")
+    assert islem is not None
     assert [(child.tag, child.text) for child in islem] == [
         (f"{{{BS_NS}}}Plaka", "34<&>"),
         (f"{{{BS_NS}}}ModelYili", "2021"),
@@ -503,6 +525,7 @@ def test_wrong_password_is_bs200_auth(endpoint_for: Callable, recording_sleep: A
     outcome = insurer_operation_run(
         endpoint=endpoint, operation="trafik_quote", data=samples.TRAFIK, sleep=recording_sleep
     )
+    assert outcome.error is not None
     assert (outcome.error.kind, outcome.error.provider_code, outcome.attempts) == (ErrorKind.AUTH, "BS-200", 1)
 
 
@@ -522,6 +545,7 @@ def test_soap_fault_side_decides(
     """An HTTP 500 SOAP Fault: soap:Server is retried as unavailable, soap:Client is a permanent validation error."""
     bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "soap_fault", "code": faultcode, "times": 50}])
     outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.error is not None
     assert (outcome.error.kind, outcome.error.provider_code, outcome.error.http_status) == (kind, provider_code, 500)
     assert outcome.attempts == attempts
 
@@ -533,6 +557,7 @@ def test_gateway_html_page_is_unavailable(run: Callable[..., Outcome], bogazici:
     outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok and outcome.attempts == 2
     first = Attempt.objects.order_by("started_at", "id").first()
+    assert first is not None
     assert (first.provider_code, first.error_kind, first.http_status) == (str(status), "unavailable", status)
 
 
@@ -542,6 +567,7 @@ def test_xml_bomb_is_refused_unexpanded(run: Callable[..., Outcome], bogazici: A
     started = time.monotonic()
     outcome = run("trafik_quote", samples.TRAFIK)
     assert time.monotonic() - started < 3
+    assert outcome.error is not None
     assert (outcome.error.error_class, outcome.error.provider_code) == (ErrorClass.UNKNOWN, "XML_REFUSED")
     assert outcome.attempts == 2
 
@@ -551,6 +577,7 @@ def test_truncated_or_empty_answer_is_unknown(run: Callable[..., Outcome], bogaz
     """Half an envelope or an empty 200 is an unknown answer, retried under the unknown cap, not a crash."""
     bogazici.state.add_faults([{"operation": "trafik_quote", "fault": fault, "times": 50}])
     outcome = run("trafik_quote", samples.TRAFIK)
+    assert outcome.error is not None
     assert outcome.error.kind is ErrorKind.UNCLASSIFIED
     assert outcome.attempts == 2
 
@@ -575,7 +602,8 @@ def test_bs901_throttle_waits_tekrardenemesn_seconds(
     assert recording_sleep.waits and recording_sleep.waits[0] >= 1.0
     throttled = Attempt.objects.get(provider_code="BS-901")
     assert throttled.wait_reason == "signal:TekrarDenemeSn"
-    assert throttled.error_kind == "throttled" and throttled.wait_seconds >= 1.0
+    assert throttled.error_kind == "throttled"
+    assert throttled.wait_seconds is not None and throttled.wait_seconds >= 1.0
     assert bogazici.state.counts()["throttled"] == {"trafik_quote": 1}
 
 
@@ -605,7 +633,7 @@ def test_calls_received_equal_attempts_recorded(
     quote_no = _quote_no(run)
     policy = _issue(run, quote_no)
     assert policy.ok, policy.to_json()
-    assert run("policy_status", {"policy_no": policy.result.policy_no}).ok
+    assert run("policy_status", {"policy_no": policy.result_as(Policy).policy_no}).ok
     counts = bogazici.state.counts()
     # The 502 left the outcome open: one lookup at once (BS-404), one after the settling time.
     assert counts["total_received"] == Attempt.objects.count() == 9
@@ -625,7 +653,7 @@ def test_commit_then_drop_yields_exactly_one_policy(
     outcome = _issue(run, quote_no)
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
     assert counts["received"]["issue_policy"] == 1
     assert counts["received"]["issue_lookup"] == 1
     first = Attempt.objects.get(operation="issue_policy", call="main")
@@ -641,7 +669,7 @@ def test_bs902_after_the_policy_was_created_yields_exactly_one_policy(
     outcome = _issue(run, quote_no)
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
     assert counts["received"]["issue_policy"] == 1
 
 
@@ -655,7 +683,7 @@ def test_bs902_is_looked_up_before_resending(run: Callable[..., Outcome], bogazi
     counts = bogazici.state.counts()
     assert counts["received"]["issue_lookup"] == 2
     assert counts["received"]["issue_policy"] == 2
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
     rows = list(Attempt.objects.filter(operation="issue_policy").order_by("started_at", "id"))
     assert [(row.call, row.provider_code, row.ok) for row in rows] == [
         ("main", "BS-902", False),
@@ -691,7 +719,7 @@ def test_failed_issuance_is_ambiguous_and_looked_up(
     # asked again once the settling time has passed, and only then the one re-send.
     resent = counts["received"]["issue_policy"] == 2
     assert counts["received"]["issue_lookup"] == (2 if resent else 1)
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
     assert Attempt.objects.get(operation="issue_policy", call="main", ok=False).ambiguous
 
 
@@ -703,7 +731,7 @@ def test_issuance_throttle_is_not_ambiguous(run: Callable[..., Outcome], bogazic
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
     assert counts["received"].get("issue_lookup", 0) == 0
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}
 
 
 def test_issuance_of_expired_quote_is_final(run: Callable[..., Outcome], bogazici: Any) -> None:
@@ -711,6 +739,7 @@ def test_issuance_of_expired_quote_is_final(run: Callable[..., Outcome], bogazic
     quote_no = _quote_no(run)
     bogazici.state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "BS-320"}])
     outcome = _issue(run, quote_no)
+    assert outcome.error is not None
     assert (outcome.error.kind, outcome.attempts) == (ErrorKind.EXPIRED, 1)
     assert not Attempt.objects.get(operation="issue_policy").ambiguous
     counts = bogazici.state.counts()
@@ -725,7 +754,7 @@ def test_resumed_issuance_finds_the_earlier_policy(run: Callable[..., Outcome], 
     assert resumed.ok and resumed.result == first.result
     counts = bogazici.state.counts()
     assert counts["received"]["issue_policy"] == 1 and counts["received"]["issue_lookup"] == 1
-    assert counts["policies_by_quote"] == {quote_no: [first.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [first.result_as(Policy).policy_no]}
 
 
 def test_failed_lookup_is_retried_and_never_guessed(
@@ -743,4 +772,4 @@ def test_failed_lookup_is_retried_and_never_guessed(
     assert outcome.ok, outcome.to_json()
     counts = bogazici.state.counts()
     assert counts["received"]["issue_lookup"] == 2 and counts["received"]["issue_policy"] == 1
-    assert counts["policies_by_quote"] == {quote_no: [outcome.result.policy_no]}
+    assert counts["policies_by_quote"] == {quote_no: [outcome.result_as(Policy).policy_no]}

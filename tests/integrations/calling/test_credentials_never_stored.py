@@ -74,7 +74,7 @@ class EchoSession(requests.Session):
         super().__init__()
         self.status, self.content_type, self.lead, self.extra = status, content_type, lead, extra
 
-    def send(self, request, **kwargs):  # type: ignore[no-untyped-def, override]
+    def send(self, request, **kwargs):
         body = request.body.decode("utf-8", "replace") if isinstance(request.body, bytes) else (request.body or "")
         headers = "".join(f"{name}: {value}\n" for name, value in request.headers.items())
         page = f"{'x' * self.lead}{self.extra} {request.method} {request.url}\n{headers}\n{body}\n{html.escape(body)}"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from integrations.adapters import cinar
+from integrations.answers.results import Quote
 from integrations.answers.taxonomy import LOCAL_RATE_LIMIT, ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import Endpoint, insurer_operation_run, new_reference
 from integrations.calling.engine import IssuanceHistory
@@ -151,7 +152,7 @@ def _deniz_issue(sandbox: dict, send_rate: SharedSendRate) -> tuple[Any, str]:
     outcome = insurer_operation_run(
         endpoint=endpoint,
         operation="issue_policy",
-        data={"quote_no": quote.result.quote_no, "payment_token": samples.PAYMENT_TOKEN},
+        data={"quote_no": quote.result_as(Quote).quote_no, "payment_token": samples.PAYMENT_TOKEN},
         reference=reference,
         send_rate=send_rate,
     )

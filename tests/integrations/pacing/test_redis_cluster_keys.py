@@ -26,7 +26,7 @@ def state(redis_url):
             return _script(keys=keys, args=args, client=client)
 
         setattr(shared, name, recording)
-    shared.declared = declared  # type: ignore[attr-defined]
+    shared.declared = declared
     return shared
 
 

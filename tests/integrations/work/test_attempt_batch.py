@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -15,9 +16,9 @@ from integrations.work.attempt_batch import AttemptBatch
 pytestmark = pytest.mark.django_db
 
 
-def _record(n: int, **changes: object) -> AttemptRecord:
+def _record(n: int, **changes: Any) -> AttemptRecord:
     started = timezone.now().replace(microsecond=123456) - timedelta(seconds=n)
-    values = {
+    values: dict[str, Any] = {
         "insurer_code": "anka",
         "account_key": "anka:ACENTE1",
         "operation": "policy_status",
