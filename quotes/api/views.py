@@ -147,11 +147,11 @@ PAGINATED_QUOTE_REQUESTS = paginated(QuoteRequestListItemSerializer, name="Pagin
 
 
 class QuoteRequestSearchApi(APIView):
-    """POST: the agency's quote requests by plate or a customer's TCKN/VKN, the term in the body."""
+    """POST: the agency's quote requests by plate, a customer's TCKN/VKN or name, the term in the body."""
 
     @extend_schema(
         operation_id="quote_requests_search",
-        summary="Search quote requests (by plate or a customer's TCKN/VKN)",
+        summary="Search quote requests (by plate, a customer's TCKN/VKN or name)",
         description=search_post_description("/api/quote-requests/"),
         request=SearchInputSerializer,
         parameters=PAGE_PARAMETERS,
@@ -191,7 +191,10 @@ class QuoteRequestsApi(APIView):
             required=False,
             allow_blank=True,
             max_length=64,
-            help_text="A plate. A customer's TCKN/VKN is searched with POST /api/quote-requests/search/ (400 here).",
+            help_text=(
+                "A plate, or part of the customer's name (Turkish letters in any case). A customer's "
+                "TCKN/VKN is searched with POST /api/quote-requests/search/ (400 here)."
+            ),
         )
 
         class Meta:
