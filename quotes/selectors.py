@@ -14,6 +14,7 @@ from django.db.models import Case, CharField, Exists, OuterRef, Q, QuerySet, Sub
 from django.utils import timezone
 
 from customers.name_search import name_contains
+from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 
 
@@ -136,6 +137,17 @@ def insurer_quote_get(*, user: AbstractBaseUser, pk: int) -> InsurerQuote:
         .select_related("request", "insurer")
         .get(pk=pk)
     )
+
+
+def issuance_live_for(*, quote_request_id: int) -> Issuance | None:
+    """The request's one issuance that is not FAILED (the insurer the agent picked: in progress,
+    waiting for a person, or issued), or None: any of its quotes may still be issued."""
+    return Issuance.objects.filter(quote_request_id=quote_request_id).exclude(state=WorkState.FAILED).first()
+
+
+def policy_issued_for(*, quote_request_id: int) -> Policy | None:
+    """The policy issued from this request, if one was."""
+    return Policy.objects.filter(issuance__quote_request_id=quote_request_id).order_by("pk").first()
 
 
 def issuance_get(*, user: AbstractBaseUser, pk: int) -> Issuance:
