@@ -415,6 +415,20 @@ def offered_installments(quote: InsurerQuote) -> list[int]:
     )
 
 
+def issuance_replay_held(queryset: QuerySet[Issuance]) -> dict[int, str]:
+    """Refused issuances a replay must leave as they are, and why: their request has a policy by
+    now, or another insurer's issuance under way (the agent picked again after the refusal).
+    Sent back, such a record could never go live (one live issuance per request), and preparing
+    it would already have changed the reference the agent was shown. A DEFERRED issuance is
+    itself its request's live one: nothing holds it."""
+    held = {}
+    for pk, request_id in queryset.filter(state=WorkState.FAILED).values_list("pk", "quote_request_id"):
+        reason = request_held_message(quote_request_id=request_id)
+        if reason:
+            held[pk] = reason
+    return held
+
+
 def issuance_replay_prepare(queryset: QuerySet[Issuance]) -> None:
     """Before dead issuances go back to the queue (the one replay path: `dead_letters_replay`,
     behind the admin's action and `replay_dead_letters` alike).
@@ -465,7 +479,11 @@ def issuance_work_register() -> None:
     """Issuances as a kind of durable work (called from `QuotesConfig.ready`)."""
     work_kind_register(
         WorkRegistration(
-            model=Issuance, send=issuances_send, pump=issuance_pump, replay_prepare=issuance_replay_prepare
+            model=Issuance,
+            send=issuances_send,
+            pump=issuance_pump,
+            replay_held=issuance_replay_held,
+            replay_prepare=issuance_replay_prepare,
         )
     )
 
