@@ -127,6 +127,30 @@ def plain_message(error: InsurerError) -> str:
     return text
 
 
+# Turkish case: "I" is the capital of "ı" and "İ" that of "i"; str.lower() knows neither.
+_TURKISH_CAPITALS = str.maketrans({"I": "ı", "İ": "i"})
+
+
+def _comparable(text: str) -> str:
+    return " ".join(text.translate(_TURKISH_CAPITALS).lower().split()).rstrip(" .!")
+
+
+def same_text(first: str, second: str) -> bool:
+    """Whether two sentences say the same words, whatever their case (Turkish-aware), spacing or
+    closing full stop: "Risk kabul edilmedi" and "RİSK KABUL EDİLMEDİ." are one sentence."""
+    return _comparable(first) == _comparable(second)
+
+
+def with_insurer_text(ours: str, insurers: str) -> str:
+    """Our sentence with the insurer's own words beside it in brackets, the one way every such
+    join is built; once only when they are the same words (an adapter's `Reason` often is)."""
+    if not insurers.strip() or same_text(ours, insurers):
+        return ours
+    if not ours.strip():
+        return insurers
+    return f"{ours} ({insurers})"
+
+
 class Reason:
     """The Turkish words for the refusals every insurer has in its own code; each adapter maps
     its codes to these, so an agent reads the same sentence whichever insurer said no."""

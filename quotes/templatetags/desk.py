@@ -7,6 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from django import template
 from django.utils.html import format_html
 
+from integrations.answers.taxonomy import same_text
 from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
 from quotes.models import InsurerQuote
@@ -40,6 +41,13 @@ def product_label(code: str) -> str:
         return PRODUCT_LABELS_TR[Product(code)]
     except ValueError:
         return str(code)
+
+
+@register.filter
+def says_more_than(insurers: str, ours: str) -> bool:
+    """Whether the insurer's own words, shown beside our sentence, add anything: not when they
+    are the same words ("Risk kabul edilmedi" twice), as `with_insurer_text` joins them."""
+    return bool((insurers or "").strip()) and not same_text(ours or "", insurers)
 
 
 @register.filter
