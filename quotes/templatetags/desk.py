@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from django import template
+from django.utils import timezone
 from django.utils.html import format_html
 
 from integrations.answers.taxonomy import same_text
@@ -41,6 +44,21 @@ def product_label(code: str) -> str:
         return PRODUCT_LABELS_TR[Product(code)]
     except ValueError:
         return str(code)
+
+
+@register.filter
+def validity_left(valid_until: datetime | None, now: datetime | None = None) -> str:
+    """How long a quote stays valid, "(12 dk 05 sn kaldı)" or "(2 sa 30 dk kaldı)", exactly as
+    static/insurehub/desk.js counts it down every second: the page is rendered here and swapped
+    in again while insurers answer, so two formats would flip back and forth on screen."""
+    if valid_until is None:
+        return ""
+    left = math.floor((valid_until - (now or timezone.now())).total_seconds())
+    if left <= 0:
+        return "(süresi doldu)"
+    minutes, seconds = divmod(left, 60)
+    text = f"{minutes // 60} sa {minutes % 60} dk" if minutes >= 60 else f"{minutes} dk {seconds:02d} sn"
+    return f"({text} kaldı)"
 
 
 @register.filter
