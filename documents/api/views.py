@@ -20,8 +20,9 @@ from documents import selectors
 from documents.api.serializers import PolicyDocumentSerializer
 from documents.services import OPEN_STATES, document_refetch
 from documents.views import document_file_response
+from insurehub import api_input
 from insurehub.errors import Conflict
-from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer
+from quotes.api.serializers import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
 from quotes.api.views import _pk_or_404
 
 POLICY_ID = OpenApiParameter("policy_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The policy's `id`.")
@@ -76,6 +77,7 @@ class PolicyDocumentRefetchApi(APIView):
         request=None,
         responses={
             202: OpenApiResponse(PolicyDocumentSerializer, description="The fetch is queued (or already under way)."),
+            400: field_errors("A body with fields: this operation takes none.", {"force": ["..."]}),
             403: OpenApiResponse(
                 DetailSerializer, description="Not logged in, the user belongs to no agency, or it is deactivated."
             ),
@@ -84,5 +86,6 @@ class PolicyDocumentRefetchApi(APIView):
         },
     )
     def post(self, request: Request, policy_id: str) -> Response:
+        api_input.EmptyInput.check(request.data)
         document = document_refetch(user=request.user, policy_id=_pk_or_404(policy_id))
         return Response(PolicyDocumentSerializer(document).data, status=status.HTTP_202_ACCEPTED)

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from insurehub import api_input
 from integrations.operations import CANCEL_REASONS
 from policies import selectors
 from policies.models import Cancellation
@@ -48,7 +49,7 @@ def _path_id(name: str, description: str) -> OpenApiParameter:
 
 
 class PolicyCancelApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(api_input.InputSerializer):
         reason = serializers.ChoiceField(choices=CANCEL_REASONS)
         effective_on = serializers.DateField(
             help_text="The day the cancellation takes effect (ignored for a duplicate)."

@@ -22,9 +22,11 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from agencies.auth import ThrottledAuthTokenSerializer
+from insurehub import api_input
 from integrations.models import PRODUCT_CHOICES
 from quotes import selectors
 from quotes.api.serializers import (
@@ -46,6 +48,7 @@ from quotes.models import Issuance, Policy
 from quotes.services.issuance import issuance_start
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
 from quotes.services.renewals import renewal_quote_create
+from quotes.validation import product_input_fields
 
 # Largest value a database integer key holds: a longer id is unknown, not a database error.
 _MAX_PK = 2**63 - 1
@@ -90,7 +93,7 @@ def search_not_in_url(value: str, *, search_path: str) -> str:
     return value
 
 
-class SearchInputSerializer(serializers.Serializer):
+class SearchInputSerializer(api_input.InputSerializer):
     """The body of a list's POST search: the term never sits in a URL."""
 
     search = serializers.CharField(max_length=64, help_text="The term; a full TCKN/VKN finds its records.")
@@ -203,7 +206,7 @@ class QuoteRequestsApi(APIView):
         def validate_search(self, value: str) -> str:
             return search_not_in_url(value, search_path=QUOTE_REQUEST_SEARCH_PATH)
 
-    class CreateInputSerializer(serializers.Serializer):
+    class CreateInputSerializer(api_input.InputSerializer):
         product = serializers.ChoiceField(choices=PRODUCT_CHOICES)
         # The fields are checked by the service (one Turkish message per field), not here.
         data = serializers.DictField(
@@ -217,6 +220,15 @@ class QuoteRequestsApi(APIView):
 
         class Meta:
             ref_name = "QuoteRequestCreateInput"
+
+        def validate(self, attrs: dict) -> dict:
+            """`data` holds the product's fields only: the service would drop any other one unread."""
+            known = product_input_fields(attrs["product"])
+            unknown = sorted(key for key in attrs["data"] if key not in known)
+            if unknown:
+                message = api_input.unknown_field_message(list(known))
+                raise serializers.ValidationError({"data": {key: [message] for key in unknown}})
+            return attrs
 
     @extend_schema(
         operation_id="quote_requests_list",
@@ -312,7 +324,7 @@ class QuoteRequestDetailApi(APIView):
 # the body is a form (a JSON body is never in such a report's POST).
 @method_decorator(sensitive_post_parameters("payment_token"), name="dispatch")
 class InsurerQuoteIssueApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(api_input.InputSerializer):
         payment_token = serializers.CharField(max_length=200, help_text="The payment provider's card token.")
         installments = serializers.IntegerField(
             required=False, min_value=1, help_text="One of the counts the quote offered (`installments`); absent: 1."
@@ -484,6 +496,7 @@ class RenewalQuoteApi(APIView):
         request=None,
         responses={
             201: QuoteRequestSerializer,
+            400: field_errors("A body with fields: this operation takes none.", {"days": ["..."]}),
             403: NOT_AUTHENTICATED,
             404: NOT_FOUND,
             409: OpenApiResponse(
@@ -495,6 +508,7 @@ class RenewalQuoteApi(APIView):
         },
     )
     def post(self, request: Request, policy_id: str) -> Response:
+        api_input.EmptyInput.check(request.data)
         quote_request = renewal_quote_create(user=request.user, policy_id=_pk_or_404(policy_id))
         rows = selectors.insurer_quotes_for(request=quote_request)
         return Response(quote_request_data(quote_request, rows), status=status.HTTP_201_CREATED)
@@ -504,6 +518,8 @@ class TokenObtainApi(ObtainAuthToken):
     """DRF's token login. No session authentication here, so a browser's cookie never demands CSRF."""
 
     authentication_classes = ()
+    # ObtainAuthToken names DRF's parsers itself: the project's, so a broken body is answered in Turkish.
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES
     # Failed attempts count towards the same lock-out as the login page.
     serializer_class = ThrottledAuthTokenSerializer
 
