@@ -397,6 +397,8 @@ Q_CLUSTER = {
     # Lets `Q_CLUSTER_NAME=<queue> manage.py qcluster` serve a queue of its own with this same
     # configuration (django-q2 requires the key for that); tests use it to keep clusters apart.
     "ALT_CLUSTERS": {},
+    # The admin's name for django-q2's tables (its queue, schedules, task results).
+    "label": "Arka plan işleri",
 }
 if REDIS_URL:
     Q_CLUSTER.pop("orm")

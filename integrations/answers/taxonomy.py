@@ -41,6 +41,30 @@ class ErrorKind(StrEnum):
         return KIND_CLASS[self]
 
 
+# How the admin names them (list columns and filters): the values stay the code's vocabulary.
+ERROR_CLASS_LABELS_TR: dict[ErrorClass, str] = {
+    ErrorClass.PERMANENT: "Kalıcı",
+    ErrorClass.RETRYABLE: "Geçici",
+    ErrorClass.UNKNOWN: "Bilinmeyen",
+}
+ERROR_KIND_LABELS_TR: dict[ErrorKind, str] = {
+    ErrorKind.VALIDATION: "Geçersiz bilgi",
+    ErrorKind.AUTH: "Kimlik doğrulama",
+    ErrorKind.NOT_ALLOWED: "Yetki yok",
+    ErrorKind.NOT_FOUND: "Kayıt bulunamadı",
+    ErrorKind.BUSINESS_REJECT: "Şirket reddetti",
+    ErrorKind.EXPIRED: "Süresi dolmuş",
+    ErrorKind.THROTTLED: "Kısıtlama (hız sınırı)",
+    ErrorKind.UNAVAILABLE: "Hizmet kullanılamıyor",
+    ErrorKind.TIMEOUT: "Zaman aşımı",
+    ErrorKind.CONNECTION: "Bağlantı hatası",
+    ErrorKind.NOT_READY: "Henüz hazır değil",
+    ErrorKind.UNCLASSIFIED: "Sınıflandırılmamış",
+}
+ERROR_CLASS_CHOICES = [(value.value, label) for value, label in ERROR_CLASS_LABELS_TR.items()]
+ERROR_KIND_CHOICES = [(value.value, label) for value, label in ERROR_KIND_LABELS_TR.items()]
+
+
 KIND_CLASS: dict[ErrorKind, ErrorClass] = {
     ErrorKind.VALIDATION: ErrorClass.PERMANENT,
     ErrorKind.AUTH: ErrorClass.PERMANENT,
