@@ -2,9 +2,20 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
+from rest_framework.authtoken.admin import TokenAdmin
+from rest_framework.authtoken.models import TokenProxy
 
 from agencies.auth import ANY, login_lock_lift
-from agencies.models import Agency, AgentProfile, LoginFailure, LoginLockout
+from agencies.models import Agency, AgentProfile, ApiToken, LoginFailure, LoginLockout
+
+# DRF registers its tokens as "İşaret" under an app of their own; they are listed here instead,
+# beside the logins they belong to, under their Turkish name.
+admin.site.unregister(TokenProxy)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(TokenAdmin):
+    pass
 
 
 class LockedNowFilter(admin.SimpleListFilter):

@@ -59,6 +59,7 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 
 from agencies import step_up
 from agencies.models import LoginFailure, LoginLockout
+from insurehub.api_input import UnknownFieldsRefused
 
 logger = logging.getLogger(__name__)
 
@@ -496,7 +497,7 @@ def throttled_admin_login(login: Callable[..., HttpResponse]) -> Callable[..., H
     return admin_login
 
 
-class ThrottledAuthTokenSerializer(AuthTokenSerializer):
+class ThrottledAuthTokenSerializer(UnknownFieldsRefused, AuthTokenSerializer):
     """DRF's token login with the same lock-out; a lock answers 429 with `Retry-After`, a step-up
     400 on `code` (send the e-mailed code in that field, with the password)."""
 

@@ -15,6 +15,7 @@ from django.db import transaction
 
 from agencies.models import AgentProfile
 from insurehub.errors import Forbidden, Invalid
+from insurehub.person_names import person_name_problem
 
 
 class AgentInvalid(Invalid):
@@ -60,6 +61,10 @@ def agent_create(
             errors["username"] = ["Kullanıcı adı yalnızca harf, rakam ve @ . + - _ içerebilir."]
         if user_model._default_manager.filter(username__iexact=username).exists():
             errors["username"] = ["Bu kullanıcı adı kullanılıyor."]
+    for field, label, value in (("first_name", "Ad", first_name), ("last_name", "Soyad", last_name)):
+        problem = person_name_problem(value, label=label)
+        if problem:
+            errors[field] = [problem]
     candidate = user_model(username=username, first_name=first_name.strip(), last_name=last_name.strip())
     try:
         validate_password(password, user=candidate)

@@ -82,6 +82,8 @@ def health_dashboard(request: HttpRequest) -> HttpResponse:
         "window": window,
         "windows": WINDOWS.values(),
         "insurers": insurers,
+        # Every table names an insurer by its name ("Anka Sigorta"); the code stays in data-insurer.
+        "insurer_names": dict(insurers),
         "insurer_code": insurer_code,
         "products": [(p.value, PRODUCT_LABELS_TR[p]) for p in Product],
         "product": product,
@@ -131,7 +133,7 @@ def unknown_code_classify(request: HttpRequest) -> HttpResponse:
         label = KIND_LABELS_TR.get(mapping.kind, mapping.kind)
         messages.success(
             request,
-            f"{mapping.insurer.code} / {mapping.provider_code} artık “{label}” olarak sınıflanıyor; "
+            f"{mapping.insurer.name} / {mapping.provider_code} artık “{label}” olarak sınıflanıyor; "
             f"tüm işçilerde en geç {MAPPING_CACHE_SECONDS:g} sn içinde geçerli olur.",
         )
     # Back to the dashboard as the operator was looking at it (rebuilt, never a caller-given URL).

@@ -1,4 +1,5 @@
-"""Name search that treats Turkish letters the way agents type them.
+"""Name search that treats Turkish letters the way agents type them: the one name search of every
+list (customers, policies, quote requests; the desk, the API and the admin alike).
 
 Agents search "isik" for "IŞIK Ltd.", "cagri" for "Çağrı", often without the Turkish keyboard.
 Databases disagree on case: SQLite's LIKE and lower() fold ASCII only, PostgreSQL's follow the
@@ -9,8 +10,9 @@ words) to their plain Latin base, then lower case, which is then ASCII for Turki
 
 from __future__ import annotations
 
-from django.db.models import Expression, F, Value
+from django.db.models import Expression, F, Q, Value
 from django.db.models.functions import Lower, Replace
+from django.db.models.lookups import Contains
 
 # Every letter that is not plain ASCII in Turkish names, and what it folds to.
 _FOLDS = {
@@ -48,3 +50,13 @@ def name_folded(field: str) -> Expression:
     for letter, plain in _FOLDS.items():
         expression = Replace(expression, Value(letter), Value(plain))
     return Lower(expression)
+
+
+def name_contains(field: str, term: str) -> Q:
+    """Rows whose `field` (a name column, or one across a relation: "customer__name") holds `term`,
+    folded on both sides; runs of spaces in the term count as one. An empty term matches nothing
+    here: callers decide what a blank search means."""
+    folded = name_fold(" ".join(term.split()))
+    if not folded:
+        return Q(pk__in=[])
+    return Q(Contains(name_folded(field), folded))

@@ -13,7 +13,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from customers.models import Customer
-from customers.name_search import name_fold, name_folded
+from customers.name_search import name_contains
 from quotes.models import Policy, QuoteRequest
 
 RENEWAL_WINDOW = timedelta(days=60)
@@ -29,24 +29,22 @@ def _readable(user: User) -> Q:
     return Q() if user.has_perm("quotes.view_all_agencies") else _own_agency(user)
 
 
-def _name_or_identity(search: str) -> Q:
-    """A full TCKN/VKN finds that customer exactly; anything else is part of a name."""
+def customer_matching(search: str) -> Q:
+    """A full TCKN/VKN finds that customer exactly; anything else is part of a name (Turkish
+    letters or not, any case: `customers.name_search`). Blank: every customer."""
     term = " ".join(search.split())
     if not term:
         return Q()
     compact = term.replace(" ", "")
     if set(compact) <= _IDENTITY_DIGITS and len(compact) in (10, 11):
         return Q(identity_no=compact)
-    return Q(name_folded__contains=name_fold(term))
+    return name_contains("name", term)
 
 
 def customer_list(*, user: User, search: str = "") -> QuerySet[Customer]:
     """Customers the user may read, by name; `search` matches a name (Turkish letters or not,
     any case: `customers.name_search`) or a full identity number."""
-    customers = Customer.objects.filter(_readable(user))
-    if search.strip():
-        customers = customers.alias(name_folded=name_folded("name"))
-    return customers.filter(_name_or_identity(search)).select_related("agency")
+    return Customer.objects.filter(_readable(user), customer_matching(search)).select_related("agency")
 
 
 def customer_get(*, user: User, pk: int) -> Customer:

@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from customers.models import Customer
+from insurehub.person_names import person_name_problem
 from quotes.validation import FieldError, validate_owner_id
 
 # Turkey has stayed on UTC+3 all year since 2016 (as in quotes.validation).
@@ -33,6 +34,7 @@ EMAIL_MAX_LENGTH = 254
 NAME_REQUIRED_MESSAGE = "Ad soyad / unvan zorunludur."
 NAME_LENGTH_MESSAGE = f"Ad soyad / unvan en fazla {NAME_MAX_LENGTH} karakter olabilir."
 NAME_CHARACTERS_MESSAGE = "Ad soyad / unvan geçersiz karakter içeriyor."
+NAME_LABEL = "Ad soyad / unvan"
 IDENTITY_REQUIRED_MESSAGE = "T.C. kimlik / vergi numarası zorunludur."
 PHONE_MESSAGE = "Telefon numarası geçersiz; 0532 123 45 67, 0212 123 45 67 ya da 444 1 234 biçiminde girin."
 EMAIL_MESSAGE = "E-posta adresi geçersiz (ör. ad@ornek.com)."
@@ -158,6 +160,9 @@ def _name(value: object) -> str:
         raise FieldError("name", NAME_REQUIRED_MESSAGE)
     if not isinstance(value, str) or _has_bad_characters(value):
         raise FieldError("name", NAME_CHARACTERS_MESSAGE)
+    problem = person_name_problem(value, label=NAME_LABEL)
+    if problem:
+        raise FieldError("name", problem)
     text = " ".join(value.split())
     if len(text) > NAME_MAX_LENGTH:
         raise FieldError("name", NAME_LENGTH_MESSAGE)

@@ -7,6 +7,7 @@ and Django's `DoesNotExist` in the shapes the API has always answered, so no API
 - every other kind → its status and `{"detail": "message"}`.
 - `DoesNotExist` → 404 `{"detail": ...}` with DRF's own text, the same for every model: an
   object of another agency must answer exactly like an unknown id.
+- a body no parser could read → 400 `{"detail": ...}` in Turkish (`insurehub.api_input`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from insurehub.api_input import BODY_UNREADABLE_MESSAGE, BodyUnreadable
 from insurehub.errors import AppError
 
 
@@ -27,6 +29,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = api_exception(exc, view=context.get("view"))
     elif isinstance(exc, ObjectDoesNotExist):
         exc = exceptions.NotFound()
+    elif isinstance(exc, exceptions.ParseError) and not isinstance(exc, BodyUnreadable):
+        # A multipart or form body DRF could not read says so in English: in Turkish, like JSON's.
+        exc = BodyUnreadable(BODY_UNREADABLE_MESSAGE)
     # DRF's handler adds the headers (Retry-After, WWW-Authenticate) and rolls back the transaction.
     return drf_exception_handler(exc, context)
 

@@ -15,6 +15,11 @@ class FaviconRedirect(RedirectView):
         return static("favicon.svg")
 
 
+# The admin's own titles, in Turkish (Django's are "Django site yöneticisi" / "Django yönetimi").
+admin.site.site_header = "InsureHub yönetim paneli"
+admin.site.site_title = "InsureHub yönetimi"
+admin.site.index_title = "Yönetim"
+
 urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page says; answer with the real one, not a 404.
     path("favicon.ico", FaviconRedirect.as_view(permanent=True), name="favicon"),

@@ -11,15 +11,15 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from integrations.answers.taxonomy import ErrorClass, ErrorKind
+from integrations.answers.taxonomy import ERROR_CLASS_CHOICES, ERROR_KIND_CHOICES
 from integrations.credentials import decrypt_credentials, encrypt_credentials
 from integrations.insurer_hosts import insurer_host_problem
-from integrations.operations import Operation, Product
+from integrations.operations import OPERATION_LABELS_TR, Product
 
-OPERATION_CHOICES = [(op.value, op.value) for op in Operation]
+OPERATION_CHOICES = [(op.value, label) for op, label in OPERATION_LABELS_TR.items()]
 PRODUCT_CHOICES = [(p.value, p.value) for p in Product]
-KIND_CHOICES = [(k.value, k.value) for k in ErrorKind]
-CLASS_CHOICES = [(c.value, c.value) for c in ErrorClass]
+KIND_CHOICES = ERROR_KIND_CHOICES
+CLASS_CHOICES = ERROR_CLASS_CHOICES
 
 
 class Insurer(models.Model):

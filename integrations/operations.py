@@ -30,6 +30,19 @@ class Product(StrEnum):
 
 PRODUCT_LABELS_TR = {Product.TRAFIK: "Trafik", Product.KASKO: "Kasko", Product.DASK: "DASK"}
 
+# How the admin names each operation (retry policies, the attempt log).
+OPERATION_LABELS_TR: dict[Operation, str] = {
+    Operation.TRAFIK_QUOTE: "Trafik teklifi",
+    Operation.KASKO_QUOTE: "Kasko teklifi",
+    Operation.DASK_ADDRESS: "DASK adres sorgusu",
+    Operation.DASK_QUOTE: "DASK teklifi",
+    Operation.ISSUE_POLICY: "Poliçeleştirme",
+    Operation.POLICY_STATUS: "Poliçe durum sorgusu",
+    Operation.POLICY_DOCUMENT: "Poliçe belgesi",
+    Operation.CANCEL_POLICY: "Poliçe iptali",
+    Operation.POLICY_LIST: "Üretim listesi",
+}
+
 OPERATION_PRODUCT: dict[Operation, Product | None] = {
     Operation.TRAFIK_QUOTE: Product.TRAFIK,
     Operation.KASKO_QUOTE: Product.KASKO,

@@ -30,11 +30,11 @@ class Cancellation(WorkItem):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="talep eden"
     )
     reference = models.CharField("referans", max_length=64, unique=True)
-    reason = models.CharField("iptal nedeni", max_length=32, choices=REASON_CHOICES)
-    effective_on = models.DateField("iptal tarihi")
+    reason = models.CharField("İptal nedeni", max_length=32, choices=REASON_CHOICES)
+    effective_on = models.DateField("İptal tarihi")
     refund_estimate = models.DecimalField("tahmini iade primi", max_digits=12, decimal_places=2, null=True, blank=True)
-    refund = models.DecimalField("iade primi", max_digits=12, decimal_places=2, null=True, blank=True)
-    cancelled_on = models.DateField("iptalin geçerli olduğu gün", null=True, blank=True)
+    refund = models.DecimalField("İade primi", max_digits=12, decimal_places=2, null=True, blank=True)
+    cancelled_on = models.DateField("İptalin geçerli olduğu gün", null=True, blank=True)
     # A send may have reached the insurer: the next try sends the same reference again (the question).
     maybe_sent = models.BooleanField("gönderilmiş olabilir", default=False)
 

@@ -14,6 +14,8 @@ from django.contrib.auth.models import User
 from django.db.models import Case, CharField, Exists, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
+from customers.name_search import name_contains
+from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 
 
@@ -34,6 +36,14 @@ def _plate_or_owner(search: str) -> Q:
     """A plate as typed ("06 byz 42" finds 06BYZ42), or a customer's full TCKN/VKN."""
     term = "".join(search.split()).upper()
     return Q(plate__icontains=term) | Q(owner_id=term) if term else Q()
+
+
+def _plate_owner_or_customer(search: str) -> Q:
+    """A plate as typed, a customer's full TCKN/VKN, or part of the customer's name (Turkish
+    letters in any case, as the customer list finds it: `customers.name_search`)."""
+    if not search.strip():
+        return Q()
+    return _plate_or_owner(search) | name_contains("customer__name", search)
 
 
 # What became of a request, as the desk's request list shows and filters it; one value each.
@@ -65,7 +75,7 @@ class QuoteRequestFilter:
 def quote_request_list(
     *, user: User, search: str = "", filters: QuoteRequestFilter | None = None
 ) -> QuerySet[QuoteRequest]:
-    """Past requests, newest first; `search` matches a plate or a customer id.
+    """Past requests, newest first; `search` matches a plate, a customer's id or part of their name.
 
     Each request carries `outcome` (one of OUTCOME_LABELS) and, once a quote of it was issued,
     `policy_id` / `policy_no`, so the list can link the policy it became.
@@ -73,7 +83,7 @@ def quote_request_list(
     policies = Policy.objects.filter(issuance__quote_request=OuterRef("pk")).order_by("pk")
     rows = InsurerQuote.objects.filter(request=OuterRef("pk"))
     requests = (
-        QuoteRequest.objects.filter(_agency_filter(user), _plate_or_owner(search))
+        QuoteRequest.objects.filter(_agency_filter(user), _plate_owner_or_customer(search))
         .select_related("created_by")
         .annotate(
             policy_id=Subquery(policies.values("pk")[:1]),
@@ -134,6 +144,17 @@ def insurer_quote_get(*, user: User, pk: int) -> InsurerQuote:
     )
 
 
+def issuance_live_for(*, quote_request_id: int) -> Issuance | None:
+    """The request's one issuance that is not FAILED (the insurer the agent picked: in progress,
+    waiting for a person, or issued), or None: any of its quotes may still be issued."""
+    return Issuance.objects.filter(quote_request_id=quote_request_id).exclude(state=WorkState.FAILED).first()
+
+
+def policy_issued_for(*, quote_request_id: int) -> Policy | None:
+    """The policy issued from this request, if one was."""
+    return Policy.objects.filter(issuance__quote_request_id=quote_request_id).order_by("pk").first()
+
+
 def issuance_get(*, user: User, pk: int) -> Issuance:
     return Issuance.objects.filter(_agency_filter(user)).select_related("insurer_quote__insurer").get(pk=pk)
 
@@ -174,7 +195,7 @@ def _policy_search(search: str) -> Q:
     if not term:
         return Q()
     compact = "".join(term.split()).upper()
-    return _plate_or_owner(search) | Q(customer__name__icontains=term) | Q(policy_no__icontains=compact)
+    return _plate_owner_or_customer(search) | Q(policy_no__icontains=compact)
 
 
 def _period(period: str, *, on: date) -> Q:

@@ -30,6 +30,7 @@ __all__ = [
     "normalize_plate",
     "normalize_registration_serial",
     "owner_id_kind",
+    "product_input_fields",
     "validate_construction_type",
     "validate_construction_year",
     "validate_damage_status",
@@ -342,6 +343,13 @@ def _field_validators(today: date | None) -> dict[str, Callable[[object], object
         "gross_m2": validate_gross_m2,
         "damage_status": validate_damage_status,
     }
+
+
+def product_input_fields(product: str) -> tuple[str, ...]:
+    """Every field a request for `product` may carry: its own, and the day its cover starts.
+    An unknown product has none."""
+    fields = PRODUCT_FIELDS.get(str(product))
+    return (*fields, "starts_on") if fields is not None else ()
 
 
 def validate_fields(product: str, data: Mapping, *, today: date | None = None) -> tuple[dict, dict[str, str]]:

@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-insurehub.settings.local}"
+# The demo settings: the developer ones with DEBUG off, so agents see the Turkish error pages,
+# never Django's debug page (DJANGO_SETTINGS_MODULE=insurehub.settings.local for that).
+export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-insurehub.settings.demo}"
 PY=.venv/bin/python
 PORT="${PORT:-8000}"
 # The sandbox states each insurer's port (its base port + the insurer's own offset); set

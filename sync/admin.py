@@ -17,7 +17,14 @@ from django_q.models import Failure, Schedule, Success
 
 from integrations.work.item import WorkState
 from sync.models import SyncItem, SyncRun
-from sync.services import DEAD_STATES, OPEN_STATES, dead_letters_replay, sync_run_enqueue, sync_run_start
+from sync.services import (
+    DEAD_STATES,
+    OPEN_STATES,
+    DeadLetterReplay,
+    dead_letters_replay_outcome,
+    sync_run_enqueue,
+    sync_run_start,
+)
 
 
 class DeadLetterAdmin(admin.ModelAdmin):
@@ -42,20 +49,33 @@ class DeadLetterAdmin(admin.ModelAdmin):
     @admin.action(description="Seçilenleri yeniden dene", permissions=["replay"])
     def replay_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         ids = list(queryset.values_list("pk", flat=True))
-        self._replay(request, ids, dead_letters_replay(ids=ids, model=self.model))
+        self._replay(request, ids, dead_letters_replay_outcome(ids=ids, model=self.model))
 
     @admin.action(description="Seçilenlerle aynı hata türündeki tüm kayıtları yeniden dene", permissions=["replay"])
     def replay_same_kind(self, request: HttpRequest, queryset: QuerySet) -> None:
         kinds = set(queryset.filter(state__in=DEAD_STATES).values_list("error_kind", flat=True))
         ids = list(self.model.objects.filter(state__in=DEAD_STATES, error_kind__in=kinds).values_list("pk", flat=True))
-        self._replay(request, ids, dead_letters_replay(ids=ids, model=self.model) if ids else [])
+        outcome = dead_letters_replay_outcome(ids=ids, model=self.model) if ids else DeadLetterReplay([], {})
+        self._replay(request, ids, outcome)
 
-    def _replay(self, request: HttpRequest, ids: list[int], replayed: list[int]) -> None:
-        self.message_user(request, f"{len(replayed)} kayıt en eskiden başlayarak yeniden kuyruğa alındı.")
-        if len(ids) > len(replayed):
+    def _replay(self, request: HttpRequest, ids: list[int], outcome: DeadLetterReplay) -> None:
+        self.message_user(request, f"{len(outcome.replayed)} kayıt en eskiden başlayarak yeniden kuyruğa alındı.")
+        name = self.model._meta.verbose_name
+        records = self.model.objects.in_bulk(list(outcome.held))
+        for pk, reason in outcome.held.items():
+            # Said plainly, per record: "skipped, not failed" would be wrong (it is failed, and stays so).
+            reference = getattr(records.get(pk), "reference", "")
             self.message_user(
                 request,
-                f"{len(ids) - len(replayed)} kayıt başarısız ya da ertelenmiş olmadığı için atlandı.",
+                f"Yeniden denenmedi, olduğu gibi bırakıldı: {name} #{pk}{f' ({reference})' if reference else ''}. "
+                f"{reason}",
+                level=messages.WARNING,
+            )
+        skipped = len(set(ids) - set(outcome.replayed) - set(outcome.held))
+        if skipped:
+            self.message_user(
+                request,
+                f"{skipped} kayıt başarısız ya da ertelenmiş olmadığı için atlandı.",
                 level=messages.WARNING,
             )
 

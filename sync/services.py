@@ -18,6 +18,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -778,6 +779,15 @@ def _until_next_due(run: SyncRun, *, cap: float) -> float:
 # --- dead letters ------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class DeadLetterReplay:
+    """What a replay did: the ids sent back to the queue, oldest first, and the dead letters it
+    left where they are on purpose, each with the reason (Turkish, as the admin shows it)."""
+
+    replayed: list[int]
+    held: dict[int, str]
+
+
 def dead_letters_replay(
     *,
     ids: Iterable[int] | None = None,
@@ -791,8 +801,21 @@ def dead_letters_replay(
 
     Choose them by `ids`, by error `kind`, or both; `everything=True` replays every dead letter
     of the model (asked for explicitly: a stray call must not resend every failed issuance).
-    Returns the ids replayed, in order; records that are not dead letters are left alone.
+    Returns the ids replayed, in order; records that are not dead letters are left alone, and
+    so are those the kind holds back (`dead_letters_replay_outcome` says why).
     """
+    return dead_letters_replay_outcome(ids=ids, kind=kind, model=model, everything=everything).replayed
+
+
+def dead_letters_replay_outcome(
+    *,
+    ids: Iterable[int] | None = None,
+    kind: str | None = None,
+    model: type[WorkItem] = SyncItem,
+    everything: bool = False,
+) -> DeadLetterReplay:
+    """`dead_letters_replay`, answering also which dead letters were held back and why. A held
+    one is left exactly as it was (an issuance keeps the reference the agent was shown)."""
     try:
         registration = work_kind_for(model)
     except LookupError:
@@ -804,6 +827,9 @@ def dead_letters_replay(
         dead = dead.filter(pk__in=list(ids))
     if kind is not None:
         dead = dead.filter(error_kind=ErrorKind(kind).value)
+    held = registration.replay_held(dead) if registration.replay_held is not None else {}
+    if held:
+        dead = dead.exclude(pk__in=list(held))
     if registration.replay_prepare is not None:
         registration.replay_prepare(dead)
     replayed = work_replay(dead)
@@ -811,8 +837,8 @@ def dead_letters_replay(
         if registration.replayed is not None:
             registration.replayed(replayed)
         registration.send(replayed)
-    logger.info("replayed %s %s dead letters", len(replayed), model.__name__)
-    return replayed
+    logger.info("replayed %s %s dead letters (%s held back)", len(replayed), model.__name__, len(held))
+    return DeadLetterReplay(replayed=replayed, held=held)
 
 
 def _sync_items_reopened(ids: list[int]) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from rest_framework import serializers
 
 from customers.models import Customer
+from insurehub.api_input import InputSerializer
 from quotes.api.serializers import MaskedIdentityField
 
 
@@ -26,7 +27,7 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-class CustomerInputSerializer(serializers.Serializer):
+class CustomerInputSerializer(InputSerializer):
     """Shapes only; the rules (checksums, phone, consent pairing, duplicates) are the service's."""
 
     name = StrictCharField(max_length=200, help_text="Ad soyad (a person) or unvan (a company).")

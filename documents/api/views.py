@@ -20,8 +20,9 @@ from documents import selectors
 from documents.api.serializers import PolicyDocumentSerializer
 from documents.services import OPEN_STATES, document_refetch
 from documents.views import document_file_response
+from insurehub import api_input
 from insurehub.api.ids import pk_or_404
-from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer
+from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
 from insurehub.errors import Conflict
 from insurehub.request_types import AuthenticatedRequest
 
@@ -77,6 +78,7 @@ class PolicyDocumentRefetchApi(APIView):
         request=None,
         responses={
             202: OpenApiResponse(PolicyDocumentSerializer, description="The fetch is queued (or already under way)."),
+            400: field_errors("A body with fields: this operation takes none.", {"force": ["..."]}),
             403: OpenApiResponse(
                 DetailSerializer, description="Not logged in, the user belongs to no agency, or it is deactivated."
             ),
@@ -85,5 +87,6 @@ class PolicyDocumentRefetchApi(APIView):
         },
     )
     def post(self, request: AuthenticatedRequest, policy_id: str) -> Response:
+        api_input.EmptyInput.check(request.data)
         document = document_refetch(user=request.user, policy_id=pk_or_404(policy_id))
         return Response(PolicyDocumentSerializer(document).data, status=status.HTTP_202_ACCEPTED)

@@ -7,6 +7,8 @@ from typing import Any
 from rest_framework import serializers
 from rest_framework.request import Request
 
+from insurehub.api_input import InputSerializer
+
 
 def query_filters(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
     """A list's query parameters, validated (400 naming the parameter otherwise). Read from a plain
@@ -34,7 +36,7 @@ def search_not_in_url(value: str, *, search_path: str) -> str:
     return value
 
 
-class SearchInputSerializer(serializers.Serializer):
+class SearchInputSerializer(InputSerializer):
     """The body of a list's POST search: the term never sits in a URL."""
 
     search = serializers.CharField(max_length=64, help_text="The term; a full TCKN/VKN finds its records.")

@@ -303,6 +303,12 @@ REST_FRAMEWORK = {
         "agencies.permissions.AgencyIsActive",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # A body that is not JSON is refused in Turkish (insurehub.api_input); forms as DRF reads them.
+    "DEFAULT_PARSER_CLASSES": [
+        "insurehub.api_input.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # Application errors (insurehub.errors) and DoesNotExist answered in one place, not per view.
     "EXCEPTION_HANDLER": "insurehub.api_errors.exception_handler",
     # Quote requests fan out to every insurer: per user and per agency (quotes/api/throttles.py).
@@ -324,6 +330,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Durable records (issuances, cancellations) share one state machine: one enum in the schema.
     "ENUM_NAME_OVERRIDES": {"WorkStateEnum": "integrations.work.item.WorkState.choices"},
+    # Request bodies take their declared fields only (insurehub.api_input): the schema says so.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "insurehub.api_input.request_bodies_closed",
+    ],
 }
 
 # --- Cache: counters every process must share ----------------------------------------------
@@ -392,6 +403,8 @@ Q_CLUSTER: dict[str, Any] = {
     # Lets `Q_CLUSTER_NAME=<queue> manage.py qcluster` serve a queue of its own with this same
     # configuration (django-q2 requires the key for that); tests use it to keep clusters apart.
     "ALT_CLUSTERS": {},
+    # The admin's name for django-q2's tables (its queue, schedules, task results).
+    "label": "Arka plan işleri",
 }
 if REDIS_URL:
     Q_CLUSTER.pop("orm")

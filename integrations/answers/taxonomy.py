@@ -41,6 +41,30 @@ class ErrorKind(StrEnum):
         return KIND_CLASS[self]
 
 
+# How the admin names them (list columns and filters): the values stay the code's vocabulary.
+ERROR_CLASS_LABELS_TR: dict[ErrorClass, str] = {
+    ErrorClass.PERMANENT: "Kalıcı",
+    ErrorClass.RETRYABLE: "Geçici",
+    ErrorClass.UNKNOWN: "Bilinmeyen",
+}
+ERROR_KIND_LABELS_TR: dict[ErrorKind, str] = {
+    ErrorKind.VALIDATION: "Geçersiz bilgi",
+    ErrorKind.AUTH: "Kimlik doğrulama",
+    ErrorKind.NOT_ALLOWED: "Yetki yok",
+    ErrorKind.NOT_FOUND: "Kayıt bulunamadı",
+    ErrorKind.BUSINESS_REJECT: "Şirket reddetti",
+    ErrorKind.EXPIRED: "Süresi dolmuş",
+    ErrorKind.THROTTLED: "Kısıtlama (hız sınırı)",
+    ErrorKind.UNAVAILABLE: "Hizmet kullanılamıyor",
+    ErrorKind.TIMEOUT: "Zaman aşımı",
+    ErrorKind.CONNECTION: "Bağlantı hatası",
+    ErrorKind.NOT_READY: "Henüz hazır değil",
+    ErrorKind.UNCLASSIFIED: "Sınıflandırılmamış",
+}
+ERROR_CLASS_CHOICES = [(value.value, label) for value, label in ERROR_CLASS_LABELS_TR.items()]
+ERROR_KIND_CHOICES = [(value.value, label) for value, label in ERROR_KIND_LABELS_TR.items()]
+
+
 KIND_CLASS: dict[ErrorKind, ErrorClass] = {
     ErrorKind.VALIDATION: ErrorClass.PERMANENT,
     ErrorKind.AUTH: ErrorClass.PERMANENT,
@@ -125,6 +149,30 @@ def plain_message(error: InsurerError) -> str:
     if error.kind is ErrorKind.VALIDATION and label:
         return f"Şirket {label} bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
     return text
+
+
+# Turkish case: "I" is the capital of "ı" and "İ" that of "i"; str.lower() knows neither.
+_TURKISH_CAPITALS = str.maketrans({"I": "ı", "İ": "i"})
+
+
+def _comparable(text: str) -> str:
+    return " ".join(text.translate(_TURKISH_CAPITALS).lower().split()).rstrip(" .!")
+
+
+def same_text(first: str, second: str) -> bool:
+    """Whether two sentences say the same words, whatever their case (Turkish-aware), spacing or
+    closing full stop: "Risk kabul edilmedi" and "RİSK KABUL EDİLMEDİ." are one sentence."""
+    return _comparable(first) == _comparable(second)
+
+
+def with_insurer_text(ours: str, insurers: str) -> str:
+    """Our sentence with the insurer's own words beside it in brackets, the one way every such
+    join is built; once only when they are the same words (an adapter's `Reason` often is)."""
+    if not insurers.strip() or same_text(ours, insurers):
+        return ours
+    if not ours.strip():
+        return insurers
+    return f"{ours} ({insurers})"
 
 
 class Reason:

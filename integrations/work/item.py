@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, ClassVar, Self
 
 from django.db import models
 
+from integrations.answers.taxonomy import ERROR_CLASS_CHOICES, ERROR_KIND_CHOICES
+
 
 class WorkState(models.TextChoices):
     QUEUED = "QUEUED", "Sırada"
@@ -64,8 +66,8 @@ class WorkItem(models.Model):
     next_attempt_at = models.DateTimeField("sonraki deneme", null=True, blank=True)
     lease_expires_at = models.DateTimeField("kilit bitişi (işçi)", null=True, blank=True)
     payload = models.JSONField("gönderilen", default=dict)
-    error_class = models.CharField("hata sınıfı", max_length=16, blank=True)
-    error_kind = models.CharField("hata türü", max_length=32, blank=True)
+    error_class = models.CharField("hata sınıfı", max_length=16, choices=ERROR_CLASS_CHOICES, blank=True)
+    error_kind = models.CharField("hata türü", max_length=32, choices=ERROR_KIND_CHOICES, blank=True)
     provider_code = models.CharField("şirket hata kodu", max_length=64, blank=True)
     error_message = models.CharField("hata mesajı", max_length=500, blank=True)
     raw_answer = models.TextField("şirketin yanıtı (ham)", blank=True)

@@ -21,14 +21,17 @@ class WorkRegistration:
 
     `send(ids)` hands records that became due to workers (after the commit that made them due);
     `pump()` takes back dead workers' records, queues those whose wait is over and sends them,
-    run every second by the work pump; `replay_prepare(queryset)` runs before dead letters go
-    back to the queue (an issuance: which reference its next send carries); `replayed(ids)`
-    after (a sync item's run is opened again).
+    run every second by the work pump; `replay_held(queryset)` names the dead letters that must
+    stay where they are, each with the reason an operator reads (Turkish: an issuance whose
+    request has a policy by now), before anything about them changes; `replay_prepare(queryset)`
+    runs before the others go back to the queue (an issuance: which reference its next send
+    carries); `replayed(ids)` after (a sync item's run is opened again).
     """
 
     model: type[WorkItem]
     send: Callable[[list[int]], None]
     pump: Callable[[], list[int]]
+    replay_held: Callable[[QuerySet], dict[int, str]] | None = None
     replay_prepare: Callable[[QuerySet], None] | None = None
     replayed: Callable[[list[int]], None] | None = None
 

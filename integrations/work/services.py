@@ -36,7 +36,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from insurehub.log_context import log_context_bound
-from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError
+from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, with_insurer_text
 from integrations.calling.channel import WORKER_STOPPED, ExchangeStopped, exchanges_stop, exchanges_stoppable
 from integrations.calling.engine import NOT_SETTLED, Outcome, is_wait_not_failure, next_wait
 from integrations.masking import mask_and_cut
@@ -223,7 +223,7 @@ def _error_fields(error: InsurerError) -> dict[str, object]:
         "error_class": error.error_class.value,
         "error_kind": error.kind.value,
         "provider_code": mask_and_cut(error.provider_code, 64),
-        "error_message": mask_and_cut(error.agent_message() + (f" ({error.message})" if error.message else ""), 500),
+        "error_message": mask_and_cut(with_insurer_text(error.agent_message(), error.message), 500),
         "raw_answer": mask_and_cut(error.raw_sample, MAX_RAW_ANSWER),
     }
 

@@ -8,6 +8,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from insurehub import api_input
 from insurehub.api.ids import pk_or_404
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, field_errors
 from insurehub.request_types import AuthenticatedRequest
@@ -48,7 +49,7 @@ def _path_id(name: str, description: str) -> OpenApiParameter:
 
 
 class PolicyCancelApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(api_input.InputSerializer):
         reason = serializers.ChoiceField(choices=CANCEL_REASONS)
         effective_on = serializers.DateField(
             help_text="The day the cancellation takes effect (ignored for a duplicate)."

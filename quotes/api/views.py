@@ -20,9 +20,11 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from agencies.auth import ThrottledAuthTokenSerializer
+from insurehub import api_input
 from insurehub.api.filters import SearchInputSerializer, query_filters, search_not_in_url, search_post_description
 from insurehub.api.ids import pk_or_404, uuid_or_404
 from insurehub.api.pagination import PAGE_PARAMETERS, paginated, paginated_response
@@ -44,6 +46,7 @@ from quotes.models import Issuance, Policy
 from quotes.services.issuance import issuance_start
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
 from quotes.services.renewals import renewal_quote_create
+from quotes.validation import product_input_fields
 
 
 # Largest value a database integer key holds: a longer id is unknown, not a database error.
@@ -70,11 +73,11 @@ PAGINATED_QUOTE_REQUESTS = paginated(QuoteRequestListItemSerializer, name="Pagin
 
 
 class QuoteRequestSearchApi(APIView):
-    """POST: the agency's quote requests by plate or a customer's TCKN/VKN, the term in the body."""
+    """POST: the agency's quote requests by plate, a customer's TCKN/VKN or name, the term in the body."""
 
     @extend_schema(
         operation_id="quote_requests_search",
-        summary="Search quote requests (by plate or a customer's TCKN/VKN)",
+        summary="Search quote requests (by plate, a customer's TCKN/VKN or name)",
         description=search_post_description("/api/quote-requests/"),
         request=SearchInputSerializer,
         parameters=PAGE_PARAMETERS,
@@ -115,7 +118,10 @@ class QuoteRequestsApi(APIView):
             required=False,
             allow_blank=True,
             max_length=64,
-            help_text="A plate. A customer's TCKN/VKN is searched with POST /api/quote-requests/search/ (400 here).",
+            help_text=(
+                "A plate, or part of the customer's name (Turkish letters in any case). A customer's "
+                "TCKN/VKN is searched with POST /api/quote-requests/search/ (400 here)."
+            ),
         )
 
         class Meta:
@@ -124,7 +130,7 @@ class QuoteRequestsApi(APIView):
         def validate_search(self, value: str) -> str:
             return search_not_in_url(value, search_path=QUOTE_REQUEST_SEARCH_PATH)
 
-    class CreateInputSerializer(serializers.Serializer):
+    class CreateInputSerializer(api_input.InputSerializer):
         product = serializers.ChoiceField(choices=PRODUCT_CHOICES)
         # The fields are checked by the service (one Turkish message per field), not here.
         # A declared field: DRF's serializer metaclass takes it off the class, so `.data` stays the property.
@@ -141,6 +147,15 @@ class QuoteRequestsApi(APIView):
 
         class Meta:
             ref_name = "QuoteRequestCreateInput"
+
+        def validate(self, attrs: dict) -> dict:
+            """`data` holds the product's fields only: the service would drop any other one unread."""
+            known = product_input_fields(attrs["product"])
+            unknown = sorted(key for key in attrs["data"] if key not in known)
+            if unknown:
+                message = api_input.unknown_field_message(list(known))
+                raise serializers.ValidationError({"data": {key: [message] for key in unknown}})
+            return attrs
 
     @extend_schema(
         operation_id="quote_requests_list",
@@ -236,7 +251,7 @@ class QuoteRequestDetailApi(APIView):
 # the body is a form (a JSON body is never in such a report's POST).
 @method_decorator(sensitive_post_parameters("payment_token"), name="dispatch")
 class InsurerQuoteIssueApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(api_input.InputSerializer):
         payment_token = serializers.CharField(max_length=200, help_text="The payment provider's card token.")
         installments = serializers.IntegerField(
             required=False, min_value=1, help_text="One of the counts the quote offered (`installments`); absent: 1."
@@ -408,6 +423,7 @@ class RenewalQuoteApi(APIView):
         request=None,
         responses={
             201: QuoteRequestSerializer,
+            400: field_errors("A body with fields: this operation takes none.", {"days": ["..."]}),
             403: NOT_AUTHENTICATED,
             404: NOT_FOUND,
             409: OpenApiResponse(
@@ -419,6 +435,7 @@ class RenewalQuoteApi(APIView):
         },
     )
     def post(self, request: AuthenticatedRequest, policy_id: str) -> Response:
+        api_input.EmptyInput.check(request.data)
         quote_request = renewal_quote_create(user=request.user, policy_id=pk_or_404(policy_id))
         rows = selectors.insurer_quotes_for(request=quote_request)
         return Response(quote_request_data(quote_request, rows), status=status.HTTP_201_CREATED)
@@ -428,6 +445,8 @@ class TokenObtainApi(ObtainAuthToken):
     """DRF's token login. No session authentication here, so a browser's cookie never demands CSRF."""
 
     authentication_classes = ()
+    # ObtainAuthToken names DRF's parsers itself: the project's, so a broken body is answered in Turkish.
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES
     # Failed attempts count towards the same lock-out as the login page.
     serializer_class = ThrottledAuthTokenSerializer
 

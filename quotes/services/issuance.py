@@ -134,6 +134,11 @@ def issuance_start(
     existing = Issuance.objects.filter(insurer_quote=quote).first()
     if existing is not None:
         return existing
+    held = request_held_message(quote_request_id=quote.request_id)
+    if held:
+        # Another insurer's quote of this request was picked (the constraint would refuse it too,
+        # but only after the checks below, with less to say).
+        raise IssuanceRefused(held)
     if quote.state != InsurerQuote.State.SUCCEEDED:
         raise IssuanceRefused("Bu şirketten geçerli bir teklif yok.")
     if quote.valid_until is None or quote.valid_until <= timezone.now():
@@ -173,21 +178,37 @@ def issuance_start(
         existing = Issuance.objects.filter(insurer_quote=quote).first()
         if existing is not None:
             return existing
-        raise IssuanceRefused(_request_held_message(quote.request_id)) from None
+        raise IssuanceRefused(request_held_message(quote_request_id=quote.request_id) or IN_PROGRESS_MESSAGE) from None
     return issuance
 
 
-def _request_held_message(request_id: int) -> str:
-    """Why another insurer's quote of this request can not be issued, as the live issuance stands."""
-    live = Issuance.objects.filter(quote_request_id=request_id).exclude(state=WorkState.FAILED).first()
-    if live is not None and live.state == WorkState.SUBMITTED:
-        return f"Bu teklif talebi için poliçe zaten düzenlendi ({live.policy_no})."
-    if live is not None and live.maybe_sent and live.state == WorkState.DEFERRED:
+IN_PROGRESS_MESSAGE = "Bu teklif talebi için başka bir poliçeleştirme zaten sürüyor."
+
+
+def request_held_message(*, quote_request_id: int) -> str:
+    """Why no other quote of this request may be issued now, as things stand; "" when any may.
+
+    The policy decides first: once one exists the issuance is over, whatever record led to it,
+    and the agent is told its number, never that something is still running."""
+    policy = selectors.policy_issued_for(quote_request_id=quote_request_id)
+    if policy is not None:
+        return f"Bu teklif talebi için poliçe zaten düzenlendi: {policy.policy_no}."
+    live = selectors.issuance_live_for(quote_request_id=quote_request_id)
+    if live is None:
+        return ""
+    if live.state == WorkState.SUBMITTED:
+        return f"Bu teklif talebi için poliçe zaten düzenlendi: {live.policy_no}."
+    if live.state == WorkState.DEFERRED and live.maybe_sent:
         return (
             "Bu teklif talebinin poliçeleştirmesinin sonucu henüz bilinmiyor; poliçe düzenlenmiş olabilir. "
             "Sonuç netleşmeden başka bir şirketle poliçeleştirilemez."
         )
-    return "Bu teklif talebi için başka bir poliçeleştirme zaten sürüyor."
+    if live.state == WorkState.DEFERRED:
+        return (
+            "Bu teklif talebinin poliçeleştirmesi durdu ve bir yetkilinin incelemesini bekliyor; "
+            "o sonuçlanmadan başka bir şirketle poliçeleştirilemez."
+        )
+    return IN_PROGRESS_MESSAGE
 
 
 def _enqueue(issuance_id: int) -> None:
@@ -394,6 +415,20 @@ def offered_installments(quote: InsurerQuote) -> list[int]:
     )
 
 
+def issuance_replay_held(queryset: QuerySet[Issuance]) -> dict[int, str]:
+    """Refused issuances a replay must leave as they are, and why: their request has a policy by
+    now, or another insurer's issuance under way (the agent picked again after the refusal).
+    Sent back, such a record could never go live (one live issuance per request), and preparing
+    it would already have changed the reference the agent was shown. A DEFERRED issuance is
+    itself its request's live one: nothing holds it."""
+    held = {}
+    for pk, request_id in queryset.filter(state=WorkState.FAILED).values_list("pk", "quote_request_id"):
+        reason = request_held_message(quote_request_id=request_id)
+        if reason:
+            held[pk] = reason
+    return held
+
+
 def issuance_replay_prepare(queryset: QuerySet[Issuance]) -> None:
     """Before dead issuances go back to the queue (the one replay path: `dead_letters_replay`,
     behind the admin's action and `replay_dead_letters` alike).
@@ -444,7 +479,11 @@ def issuance_work_register() -> None:
     """Issuances as a kind of durable work (called from `QuotesConfig.ready`)."""
     work_kind_register(
         WorkRegistration(
-            model=Issuance, send=issuances_send, pump=issuance_pump, replay_prepare=issuance_replay_prepare
+            model=Issuance,
+            send=issuances_send,
+            pump=issuance_pump,
+            replay_held=issuance_replay_held,
+            replay_prepare=issuance_replay_prepare,
         )
     )
 

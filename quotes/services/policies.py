@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from decimal import Decimal
 
 from django.utils import timezone
 
+from insurehub.spreadsheets import xlsx_table
 from integrations.answers import results
 from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
@@ -124,30 +124,8 @@ def policy_export_csv(policies: Iterable[Policy]) -> Iterator[str]:
 
 
 def policy_export_xlsx(policies: Iterable[Policy]) -> bytes:
-    """The list as an Excel workbook (write-only: rows go straight to the file, not kept as cells)."""
-    from openpyxl import Workbook
-    from openpyxl.cell import WriteOnlyCell
-    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-
-    workbook = Workbook(write_only=True)
-    sheet = workbook.create_sheet("Poliçeler")
-    sheet.append(EXPORT_HEADER)
-    for row in policy_export_rows(policies):
-        cells = []
-        for value in row:
-            if isinstance(value, str):
-                value = ILLEGAL_CHARACTERS_RE.sub("", value)  # control characters: openpyxl refuses them
-            # openpyxl writes dates and Decimals; types-openpyxl's WriteOnlyCell admits fewer types.
-            cell = WriteOnlyCell(sheet, value=value)  # type: ignore[arg-type]
-            if isinstance(value, date):
-                cell.number_format = "DD.MM.YYYY"
-            elif isinstance(value, Decimal):
-                cell.number_format = "#,##0.00"
-            cells.append(cell)
-        sheet.append(cells)
-    buffer = io.BytesIO()
-    workbook.save(buffer)
-    return buffer.getvalue()
+    """The list as an Excel workbook, made as every export's is (`insurehub.spreadsheets`)."""
+    return xlsx_table(sheet_title="Poliçeler", header=EXPORT_HEADER, rows=policy_export_rows(policies))
 
 
 def export_filename(extension: str, *, at: datetime | None = None) -> str:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import math
+from datetime import datetime
+
 from django import template
+from django.utils import timezone
 from django.utils.html import format_html
 
 from insurehub.money import turkish_amount
+from integrations.answers.taxonomy import same_text
 from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
 from quotes.models import InsurerQuote
@@ -33,6 +38,28 @@ def product_label(code: str) -> str:
         return PRODUCT_LABELS_TR[Product(code)]
     except ValueError:
         return str(code)
+
+
+@register.filter
+def validity_left(valid_until: datetime | None, now: datetime | None = None) -> str:
+    """How long a quote stays valid, "(12 dk 05 sn kaldı)" or "(2 sa 30 dk kaldı)", exactly as
+    static/insurehub/desk.js counts it down every second: the page is rendered here and swapped
+    in again while insurers answer, so two formats would flip back and forth on screen."""
+    if valid_until is None:
+        return ""
+    left = math.floor((valid_until - (now or timezone.now())).total_seconds())
+    if left <= 0:
+        return "(süresi doldu)"
+    minutes, seconds = divmod(left, 60)
+    text = f"{minutes // 60} sa {minutes % 60} dk" if minutes >= 60 else f"{minutes} dk {seconds:02d} sn"
+    return f"({text} kaldı)"
+
+
+@register.filter
+def says_more_than(insurers: str, ours: str) -> bool:
+    """Whether the insurer's own words, shown beside our sentence, add anything: not when they
+    are the same words ("Risk kabul edilmedi" twice), as `with_insurer_text` joins them."""
+    return bool((insurers or "").strip()) and not same_text(ours or "", insurers)
 
 
 @register.filter

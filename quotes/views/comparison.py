@@ -20,13 +20,25 @@ from quotes.services.comparison_pdf import comparison_pdf
 @require_GET
 @desk_errors
 def comparison_page(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponse:
-    comparison = comparison_build(request=selectors.quote_request_get(user=request.user, public_id=public_id))
+    quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
+    comparison = comparison_build(request=quote_request)
     installments = [
         (count, [installment_total(column, count) for column in comparison.columns])
         for count in comparison.installment_counts
         if count > 1
     ]
-    return render(request, "quotes/comparison.html", {"comparison": comparison, "installments": installments})
+    profile = getattr(request.user, "agent_profile", None)
+    context = {
+        "comparison": comparison,
+        "installments": installments,
+        # Once an insurer is picked (issued, or on its way) no other quote is offered: the picked
+        # one's column links its policy or its issuance instead of a button.
+        "policy": selectors.policy_issued_for(quote_request_id=quote_request.pk),
+        "live_issuance": selectors.issuance_live_for(quote_request_id=quote_request.pk),
+        # Only the request's own agency issues it; a cross-agency reader is offered no button.
+        "may_issue": profile is not None and profile.agency_id == quote_request.agency_id,
+    }
+    return render(request, "quotes/comparison.html", context)
 
 
 @login_required

@@ -16,7 +16,7 @@ from insurehub.request_types import AuthenticatedHttpRequest
 from quotes import selectors
 from quotes.forms import IssuanceConfirmForm
 from quotes.models import Issuance
-from quotes.services.issuance import issuance_start
+from quotes.services.issuance import issuance_start, request_held_message
 from quotes.views.common import ISSUANCE_FINAL_STATES, fragment_login_required
 
 # --- issuance ---------------------------------------------------------------------------------
@@ -54,10 +54,13 @@ def issuance_confirm(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse
         form = IssuanceConfirmForm(plans=plans)
         outcome = desk_errors(form)
     overlapping = selectors.policy_overlapping_for(quote_request=quote.request)
+    # Another insurer of this request was picked: said before the agent types a card, not after.
+    held = request_held_message(quote_request_id=quote.request_id)
     context = {
         "quote": quote,
         "form": form,
-        "refusal": outcome.message,
+        "refusal": outcome.message or held,
+        "held": bool(held),
         "expired": quote.valid_until is not None and quote.valid_until <= timezone.now(),
         "overlapping": overlapping,
         "overlap_blocks": overlapping is not None and quote.request.product == "trafik",

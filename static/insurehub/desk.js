@@ -36,7 +36,9 @@
   });
 
   // Quote validity counts down on screen; at zero the issue button goes (the server refuses an
-  // expired quote anyway: this only spares the agent a click that cannot succeed).
+  // expired quote anyway: this only spares the agent a click that cannot succeed). The text is
+  // the server's own format (quotes/templatetags/desk.py, validity_left): keep the two the same,
+  // or it flips between them each time the results are swapped in.
   function tick() {
     var now = Date.now();
     document.querySelectorAll("[data-valid-until]").forEach(function (el) {

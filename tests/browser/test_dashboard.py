@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from integrations.answers.classification import clear_mapping_cache
 from integrations.calling.calls import insurer_operation_run
-from integrations.models import AdminChange, Attempt, ErrorMapping
+from integrations.models import AdminChange, Attempt, ErrorMapping, Insurer
 from tests import samples
 
 pytestmark = [pytest.mark.browser]
@@ -63,7 +63,9 @@ def test_on_call_opens_the_dashboard_and_classifies_an_unknown_code(page, shot, 
     expect(row.locator("pre.raw")).to_contain_text("<HataKodu>BS-999</HataKodu>")
     shot(page, "unknown-code")
 
-    row.get_by_label("bogazici BS-999 için tür").select_option(label="geçici · hizmet kullanılamıyor")
+    # Named as the dashboard names insurers (its display name), the code kept in data-insurer.
+    bogazici_name = Insurer.objects.get(code="bogazici").name
+    row.get_by_label(f"{bogazici_name} BS-999 için tür").select_option(label="geçici · hizmet kullanılamıyor")
     row.get_by_role("button", name="Olarak sınıflandır").click()
 
     expect(page.locator(".messagelist")).to_contain_text("BS-999 artık “geçici · hizmet kullanılamıyor”")

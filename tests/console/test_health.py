@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from itertools import pairwise
 
@@ -329,6 +330,19 @@ def test_dashboard_page_shows_the_numbers(admin_client, scripted_run, work_recor
     assert '<td class="num" data-field="attempts">5</td>' in html
     assert 'id="minute-chart"' in html and "<polyline" in html
     assert "BS-999" in html and "Olarak sınıflandır" in html
+
+
+def test_dashboard_names_insurers_by_their_names_not_their_codes(admin_client, scripted_run, work_records):
+    """Every table's insurer column reads "Anka Sigorta" as the desk does; the code stays a data attribute."""
+    from integrations.models import Insurer
+
+    html = admin_client.get(dashboard_url(window="15m")).content.decode()
+    names = dict(Insurer.objects.values_list("code", "name"))
+    assert all(name != code for code, name in names.items())
+    cells = set(re.findall(r"<td>([^<]*)</td>", html))
+    assert names["anka"] in cells and names["bogazici"] in cells
+    assert not cells & set(names), sorted(cells & set(names))
+    assert 'data-insurer="anka"' in html
 
 
 def test_a_refused_retry_shows_on_the_dashboard(admin_client, seeded_accounts):

@@ -16,7 +16,8 @@ from django.contrib.admin.utils import flatten_fieldsets, label_for_field
 from django.db import models
 from django.utils.text import camel_case_to_spaces, capfirst
 
-PROJECT_APPS = ("agencies", "integrations", "quotes", "sync", "customers", "documents", "notifications", "commissions")
+PROJECT_APPS = ("agencies", "integrations", "quotes", "sync", "customers", "documents", "notifications", "policies",
+                "commissions", "vehicles")  # fmt: skip
 
 # Words that give away an English label. Words that are Turkish as well ("not", "an", "ok",
 # "no" as in "poliçe no") are left out on purpose.
@@ -123,3 +124,53 @@ def test_the_operation_label_is_capitalised_as_turkish(admin_client):
     page = admin_client.get("/admin/integrations/operationpolicy/add/").content.decode()
     assert "İşlem" in page
     assert "Işlem" not in page
+
+
+@pytest.mark.parametrize("model", _project_models(), ids=lambda model: model._meta.label)
+def test_choice_labels_are_turkish_not_the_codes_they_stand_for(model):
+    """An operation, an error's class or kind: the admin's columns and filters show the label."""
+    problems = []
+    for field in model._meta.concrete_fields:
+        for value, label in field.flatchoices:
+            where = f"{model._meta.label}.{field.name}={value!r}"
+            if str(label) == str(value) and "_" in str(value):
+                problems.append(f"{where}: shown as its code")
+            problems += _problems(label, where)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.django_db
+def test_the_admin_is_titled_and_lists_every_app_and_model_in_turkish(admin_client):
+    """Its header and titles, the tokens ("İşaret" in DRF's catalogue) and django-q2's app."""
+    page = admin_client.get("/admin/").content.decode()
+    assert "InsureHub yönetim paneli" in page and "<title>Yönetim | InsureHub yönetimi</title>" in page
+    assert "Django site yöneticisi" not in page and "Django yönetimi" not in page
+    assert "API anahtarları" in page and "İşaret" not in page
+    assert "Arka plan işleri" in page and "Django Q" not in page
+    for model in admin.site._registry:
+        for name in (model._meta.verbose_name_plural, model._meta.app_config.verbose_name):
+            assert not re.search(r"\b(Django|Token|Tokens|İşaret|İşaretler)\b", str(name)), (model, name)
+
+
+@pytest.mark.django_db
+def test_operations_and_error_kinds_read_turkish_in_the_admin_lists(admin_client):
+    """The operation a retry policy is for, and the error filters of a dead-letter list."""
+    policies = admin_client.get("/admin/integrations/operationpolicy/add/").content.decode()
+    assert ">Poliçeleştirme<" in policies and ">issue_policy<" not in policies
+    issuances = admin_client.get("/admin/quotes/issuance/").content.decode()
+    assert "Şirket reddetti" in issuances and "Kısıtlama (hız sınırı)" in issuances and "Kalıcı" in issuances
+
+
+@pytest.mark.django_db
+def test_the_admin_index_links_the_health_dashboard_for_those_who_may_read_it(admin_client, client):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+    from django.urls import reverse
+
+    dashboard = reverse("integrations_health")
+    assert f'href="{dashboard}"' in admin_client.get("/admin/").content.decode()
+    staff = get_user_model().objects.create_user("destek", password="uzun-ve-zor-parola-42", is_staff=True)
+    client.force_login(staff)
+    assert dashboard not in client.get("/admin/").content.decode()
+    staff.user_permissions.add(Permission.objects.get(codename="view_attempt"))
+    assert f'href="{dashboard}"' in client.get("/admin/").content.decode()

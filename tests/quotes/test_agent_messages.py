@@ -100,3 +100,32 @@ def test_a_call_refused_on_our_side_for_the_contract_says_so(agents, sandbox):
     assert row.message.startswith("Sigorta şirketi şu an yoğun") and "gönderilmedi" in row.message
     assert sandbox["anka"].state.counts()["total_received"] == 0
     assert "Sigorta şirketi şu an yoğun" in desk_html(agents["ACENTE1"], request)
+
+
+def test_a_refusal_in_the_same_words_as_the_insurers_is_said_once(agents, sandbox, quick_issuance_policy):
+    """Boğaziçi's BS-310 is our "Risk kabul edilmedi" too: the results row, the issuance's reason
+    and its status page say it once, never "Risk kabul edilmedi (Risk kabul edilmedi)"."""
+    import re
+
+    from quotes.services import issuance as issuance_svc
+
+    sandbox["bogazici"].state.add_faults([{"operation": "trafik_quote", "fault": "error", "code": "BS-310"}])
+    request = svc.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
+    fetch_all(request)
+    refused = rows_of(request)["bogazici"]
+    assert refused.state == "FAILED" and refused.message == refused.provider_message == "Risk kabul edilmedi"
+    html = desk_html(agents["ACENTE1"], request)
+    row = re.search(r'<tr class="result[^"]*" data-insurer="bogazici".*?</tr>', html, re.S).group(0)
+    assert row.count("Risk kabul edilmedi") == 1 and "<code>BS-310</code>" in row
+
+    sandbox["anka"].state.add_faults([{"operation": "issue_policy", "fault": "error", "code": "RISK_DECLINED"}])
+    issuance = issuance_svc.issuance_start(
+        user=agents["ACENTE1"], insurer_quote_id=rows_of(request)["anka"].pk, payment_token=samples.PAYMENT_TOKEN
+    )
+    assert issuance_svc.issuance_process(issuance.pk) == "FAILED"
+    issuance.refresh_from_db()
+    assert issuance.error_message == "Risk kabul edilmedi"
+    client = Client()
+    client.force_login(agents["ACENTE1"])
+    status = client.get(reverse("issuance_detail", args=[issuance.pk])).content.decode()
+    assert status.count("Risk kabul edilmedi") == 1

@@ -114,3 +114,65 @@ def test_comparison_api_says_covered_or_not_for_each_cell(agents, sandbox):
     other = APIClient()
     other.force_authenticate(agents["ACENTE2"])
     assert other.get(f"/api/quote-requests/{request.public_id}/comparison/").status_code == 404
+
+
+def _issue_page(client: Client, quote: InsurerQuote, *, post: bool):
+    url = reverse("issuance_confirm", args=[quote.pk])
+    return client.post(url, {"payment_token": samples.PAYMENT_TOKEN}) if post else client.get(url)
+
+
+def test_once_a_policy_is_issued_the_comparison_links_it_and_a_refusal_names_it(agents, sandbox, quick_issuance_policy):
+    """No "Poliçeleştir" is left once the request has a policy; another quote is refused with its number."""
+    from quotes.models import Policy
+    from quotes.services import issuance
+
+    request = quoted_request(agents["ACENTE1"], "trafik", samples.TRAFIK)
+    picked, other = request.insurer_quotes.order_by("premium")[:2]
+    started = issuance.issuance_start(
+        user=agents["ACENTE1"], insurer_quote_id=picked.pk, payment_token=samples.PAYMENT_TOKEN
+    )
+    assert issuance.issuance_process(started.pk) == "SUBMITTED"
+    policy = Policy.objects.get(issuance=started)
+    client = desk(agents["ACENTE1"])
+
+    html = client.get(reverse("comparison", args=[request.public_id])).content.decode()
+    assert 'class="button issue"' not in html and "Poliçeleştir<" not in html
+    assert reverse("policy_detail", args=[policy.pk]) in html and policy.policy_no in html
+
+    refused = f"Bu teklif talebi için poliçe zaten düzenlendi: {policy.policy_no}."
+    for post in (False, True):
+        page = _issue_page(client, other, post=post)
+        body = page.content.decode()
+        assert refused in body and "sürüyor" not in body and 'name="payment_token"' not in body, post
+    assert page.status_code == 409
+
+
+def test_while_an_issuance_runs_the_comparison_shows_it_and_a_refusal_says_it_runs(agents, sandbox):
+    """An issuance on its way: its status instead of the buttons; another quote is refused as "sürüyor"."""
+    from quotes.services import issuance
+
+    request = quoted_request(agents["ACENTE1"], "trafik", samples.TRAFIK)
+    picked, other = request.insurer_quotes.order_by("premium")[:2]
+    started = issuance.issuance_start(
+        user=agents["ACENTE1"], insurer_quote_id=picked.pk, payment_token=samples.PAYMENT_TOKEN
+    )
+    assert started.state == "QUEUED"
+    client = desk(agents["ACENTE1"])
+
+    html = client.get(reverse("comparison", args=[request.public_id])).content.decode()
+    assert 'class="button issue"' not in html
+    assert "poliçeleştirme sürüyor" in html and reverse("issuance_detail", args=[started.pk]) in html
+
+    page = _issue_page(client, other, post=True)
+    assert page.status_code == 409
+    assert "Bu teklif talebi için başka bir poliçeleştirme zaten sürüyor." in page.content.decode()
+
+
+def test_a_reader_of_another_agency_is_offered_no_issue_button(agents, sandbox):
+    from django.contrib.auth.models import Permission
+
+    request = quoted_request(agents["ACENTE1"], "trafik", samples.TRAFIK)
+    reader = agents["ACENTE2"]
+    reader.user_permissions.add(Permission.objects.get(codename="view_all_agencies"))
+    html = desk(reader).get(reverse("comparison", args=[request.public_id])).content.decode()
+    assert "Prim (peşin)" in html and 'class="button issue"' not in html

@@ -149,6 +149,54 @@ def test_permanent_refusal_fails_with_context_and_can_be_replayed(agents, sandbo
     assert Issuance.objects.get(pk=issuance.pk).reference != issuance.reference
 
 
+@pytest.mark.parametrize("sent", [True, False], ids=["refused-after-sending", "refused-before-sending"])
+def test_replaying_a_refusal_whose_request_has_a_policy_by_now_leaves_it_and_says_why(
+    agents, sandbox, quick_issuance_policy, admin_client, sent
+):
+    """The agent issued another insurer's quote after a refusal: replaying the refusal changes
+    nothing (its reference stays the one the agent saw) and says the request has its policy,
+    on the service, the admin action and the command alike."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from sync.services import dead_letters_replay_outcome
+
+    refused_row = quoted(agents, "deniz")
+    refused = start(agents, refused_row)
+    sandbox["deniz"].state.add_faults([{"operation": "issue_policy", "fault": "reject", "reason": "Ödeme reddedildi"}])
+    assert svc.issuance_process(refused.pk) == "FAILED"
+    if not sent:
+        # As one refused on our side before anything left (a payment token past its retention).
+        Issuance.objects.filter(pk=refused.pk).update(maybe_sent=False)
+    other_row = refused_row.request.insurer_quotes.get(insurer__code="anka")
+    quote_requests.insurer_quote_fetch(other_row.id)
+    issued = start(agents, InsurerQuote.objects.get(pk=other_row.pk))
+    assert svc.issuance_process(issued.pk) == "SUBMITTED"
+    policy_no = Policy.objects.get(issuance=issued).policy_no
+    before = Issuance.objects.values("state", "reference", "reference_refused", "maybe_sent").get(pk=refused.pk)
+    reason = f"Bu teklif talebi için poliçe zaten düzenlendi: {policy_no}."
+
+    outcome = dead_letters_replay_outcome(ids=[refused.pk], model=Issuance)
+    assert outcome.replayed == [] and outcome.held == {refused.pk: reason}
+    assert dead_letters_replay(ids=[refused.pk], model=Issuance) == []
+
+    response = admin_client.post(
+        "/admin/quotes/issuance/", {"action": "replay_selected", "_selected_action": [refused.pk]}, follow=True
+    )
+    page = response.content.decode()
+    assert reason in page and before["reference"] in page and "olmadığı için atlandı" not in page
+
+    errors = StringIO()
+    command = ["replay_dead_letters", "--model", "issuance", "--id", str(refused.pk)]
+    call_command(*command, stdout=StringIO(), stderr=errors)
+    assert reason in errors.getvalue() and "not FAILED or DEFERRED" not in errors.getvalue()
+
+    after = Issuance.objects.values("state", "reference", "reference_refused", "maybe_sent").get(pk=refused.pk)
+    assert after == before
+    assert sandbox["deniz"].state.counts()["received"]["issue_policy"] == 1
+
+
 def test_deferred_issuance_is_replayed_with_its_reference(agents, sandbox, quick_issuance_policy):
     """A DEFERRED issuance may have reached the insurer: its replay keeps the reference and looks first."""
     issuance = start(agents, quoted(agents, "bogazici"))

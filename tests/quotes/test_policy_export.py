@@ -77,6 +77,26 @@ def test_xlsx_has_typed_dates_and_premiums_and_masked_ids(desk, policies):
     assert all("ANK-OTHER-AGENCY" not in row for row in rows)
 
 
+def test_xlsx_header_is_frozen_filtered_and_columns_fit_what_they_hold(desk, policies):
+    """The header stays in view and filters every column; each column is as wide as its widest
+    cell, header included (Excel's default is about ten characters, too narrow for most)."""
+    from openpyxl.utils import get_column_letter
+
+    from quotes.services.policies import EXPORT_HEADER
+
+    workbook = openpyxl.load_workbook(io.BytesIO(desk.get(EXPORT, {"format": "xlsx"}).content))
+    sheet = workbook.active
+    rows = list(sheet.iter_rows(values_only=True))
+    assert sheet.freeze_panes == "A2"
+    assert sheet.auto_filter.ref == f"A1:{get_column_letter(len(EXPORT_HEADER))}{len(rows)}"
+    assert all(cell.font.bold for cell in sheet[1])
+    for index, title in enumerate(EXPORT_HEADER, start=1):
+        width = sheet.column_dimensions[get_column_letter(index)].width
+        texts = [str(row[index - 1]) for row in rows[1:] if isinstance(row[index - 1], str)]
+        assert width >= max([len(title), *map(len, texts)]) and width <= 60, (title, width)
+    assert sheet.column_dimensions["B"].width > 10  # "Sigorta şirketi"
+
+
 def test_export_follows_the_filters_and_the_search(desk, policies):
     rows = csv_rows(desk.get(EXPORT, {"format": "csv", "donem": "60"}))
     assert [row[0] for row in rows[1:]] == []

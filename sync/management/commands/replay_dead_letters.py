@@ -10,7 +10,7 @@ from integrations.answers.taxonomy import ErrorKind
 from policies.models import Cancellation, ProductionListCheck
 from quotes.models import Issuance
 from sync.models import SyncItem
-from sync.services import dead_letters_replay
+from sync.services import dead_letters_replay_outcome
 
 MODELS = {
     "sync": SyncItem,
@@ -41,11 +41,14 @@ class Command(BaseCommand):
         ids, kind = options["ids"], options["kind"]
         if not (ids or kind or options["everything"]):
             raise CommandError("choose what to replay: --id N, --kind KIND or --all")
-        replayed = dead_letters_replay(
+        outcome = dead_letters_replay_outcome(
             ids=ids, kind=kind, model=MODELS[options["model"]], everything=options["everything"]
         )
+        replayed = outcome.replayed
         listed = ", ".join(map(str, replayed)) or "none"
         self.stdout.write(f"Replayed {len(replayed)} {options['model']} dead letters, oldest first: {listed}.")
-        left = sorted(set(ids or ()) - set(replayed))
+        for pk, reason in sorted(outcome.held.items()):
+            self.stderr.write(f"Not replayed, left as it is: {pk}: {reason}")
+        left = sorted(set(ids or ()) - set(replayed) - set(outcome.held))
         if left:
             self.stderr.write(f"Not replayed (not FAILED or DEFERRED{', or another kind' if kind else ''}): {left}")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pickle
 
-from integrations.answers.taxonomy import KIND_CLASS, ErrorClass, ErrorKind, InsurerError, WaitHint
+import pytest
+
+from integrations.answers.taxonomy import KIND_CLASS, ErrorClass, ErrorKind, InsurerError, WaitHint, with_insurer_text
 
 
 def test_every_kind_has_exactly_one_class():
@@ -43,3 +45,19 @@ def test_insurer_error_survives_pickling():
         WaitHint(2.0, "Retry-After"),
     )
     assert copy.error_class is ErrorClass.RETRYABLE
+
+
+@pytest.mark.parametrize(
+    ("ours", "insurers", "shown"),
+    [
+        ("Risk kabul edilmedi", "Risk kabul edilmedi", "Risk kabul edilmedi"),
+        ("Risk kabul edilmedi", "RİSK KABUL EDİLMEDİ.", "Risk kabul edilmedi"),
+        ("Risk kabul edilmedi", "  risk   kabul\tedilmedi ", "Risk kabul edilmedi"),
+        ("Araç ışık kontrolü", "ARAÇ IŞIK KONTROLÜ", "Araç ışık kontrolü"),
+        ("Şirket bu riski kabul etmedi.", "Ödeme reddedildi", "Şirket bu riski kabul etmedi. (Ödeme reddedildi)"),
+        ("Risk kabul edilmedi", "", "Risk kabul edilmedi"),
+        ("", "Ödeme reddedildi", "Ödeme reddedildi"),
+    ],
+)
+def test_our_sentence_and_the_insurers_words_are_joined_once(ours, insurers, shown):
+    assert with_insurer_text(ours, insurers) == shown

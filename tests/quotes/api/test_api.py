@@ -380,18 +380,26 @@ def test_body_that_is_not_a_json_object_answers_400(clients, sandbox, raw):
 
 
 @pytest.mark.django_db
-def test_fields_the_product_does_not_use_are_dropped_even_from_a_huge_body(clients, sandbox):
-    """Unknown fields never reach the database or an insurer, however large the body."""
+def test_fields_the_product_does_not_use_are_refused_even_from_a_huge_body(clients, sandbox):
+    """Unknown fields never reach the database or an insurer, however large the body: the answer
+    names them (insurehub.api_input), without echoing what they held."""
     raw = json.dumps({"product": "trafik", "data": {**samples.TRAFIK, "junk": "x" * 3_000_000}, "extra": 1})
     response = clients["ACENTE1"].post(REQUESTS, raw, content_type="application/json")
-    assert response.status_code == 201
-    assert "junk" not in QuoteRequest.objects.get().input_data
+    assert response.status_code == 400 and list(response.json()) == ["extra"]
+    assert len(response.content) < 1000 and not QuoteRequest.objects.exists()
+    in_data = json.dumps({"product": "trafik", "data": {**samples.TRAFIK, "junk": "x" * 3_000_000}})
+    response = clients["ACENTE1"].post(REQUESTS, in_data, content_type="application/json")
+    assert response.status_code == 400 and list(response.json()["data"]) == ["junk"]
+    assert len(response.content) < 1000 and not QuoteRequest.objects.exists()
 
 
 @pytest.mark.django_db
 def test_form_encoded_body_is_validated_too(clients, sandbox):
-    """A form post (no nested `data`) answers 400 naming `data`, not a server error."""
+    """A form post (no nested `data`) answers 400, not a server error: the product's field sent
+    beside `product` is named as one this operation does not take, and a bare one asks for `data`."""
     response = clients["ACENTE1"].post(REQUESTS, {"product": "trafik", "plate": "34ABC123"})
+    assert response.status_code == 400 and "plate" in response.json()
+    response = clients["ACENTE1"].post(REQUESTS, {"product": "trafik"})
     assert response.status_code == 400 and "data" in response.json()
 
 
