@@ -23,6 +23,7 @@ from commissions.services import (
     RATE_TOO_PRECISE_TR,
     commission_agreement_create,
 )
+from insurehub import api_input
 from insurehub.api.filters import query_filters
 from insurehub.api.ids import pk_or_404
 from insurehub.api.pagination import PAGE_PARAMETERS, paginated, paginated_response
@@ -104,7 +105,7 @@ class CommissionAgreementsApi(APIView):
         class Meta:
             ref_name = "CommissionAgreementFilter"
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(api_input.InputSerializer):
         """Shapes only; the rules (the agency's account at the insurer, the range of the rate, one
         agreement per start day) are the service's."""
 

@@ -12,11 +12,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from insurehub import api_input
 from insurehub.api.responses import NOT_AUTHENTICATED, field_errors
 from quotes.services.dask_address import NO_SUCH_ADDRESS_MESSAGE, AddressCheck, dask_address_check
 
 
-class AddressInputSerializer(serializers.Serializer):
+class AddressInputSerializer(api_input.InputSerializer):
     uavt_code = serializers.CharField(help_text="The building's UAVT address code: 10 digits, as text.")
 
 
