@@ -199,7 +199,9 @@ def test_forms_refuse_a_post_without_the_csrf_token(agents, quoted_row):
 # The only pages an anonymous visitor may reach: the two login pages, the two logouts (POST, and
 # harmless without a session) and the API token exchange (it takes a password).
 # The favicon is the only page that is public on purpose: a redirect to a static file.
-PUBLIC = {"login", "logout", "admin:login", "admin:logout", "api:auth-token", "favicon"}
+# csp_report: browsers send Content-Security-Policy reports with no session or token (it only logs
+# and counts; console/csp_reports.py caps what it reads).
+PUBLIC = {"login", "logout", "admin:login", "admin:logout", "api:auth-token", "favicon", "csp_report"}
 SAMPLE_BY_CONVERTER = {
     "int": "1",
     "str": "x1",
