@@ -24,6 +24,7 @@ from datetime import date, timedelta
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
+from integrations.masking import mask_and_cut
 from notifications.models import Notification
 from notifications.services import agency_people, notify
 from policies.models import RenewalReminder
@@ -92,7 +93,7 @@ def _remind(policy: Policy, *, threshold: int, on: date) -> RenewalReminder | No
                 policy=policy,
                 days_before=threshold,
                 sent_on=on,
-                recipients=", ".join(sorted({person.get_username() for person in recipients}))[:300],
+                recipients=mask_and_cut(", ".join(sorted({person.get_username() for person in recipients})), 300),
             )
             notify(
                 recipients=recipients,
