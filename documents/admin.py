@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from documents.models import PolicyDocument
-from sync.admin import DeadLetterAdmin
+from sync.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 
 
 @admin.register(PolicyDocument)
@@ -39,12 +39,7 @@ class PolicyDocumentAdmin(DeadLetterAdmin):
         "in_play_since",
         "next_attempt_at",
         "lease_expires_at",
-        "payload_pretty",
-        "error_class",
-        "error_kind",
-        "provider_code",
-        "error_message",
-        "raw_answer_pretty",
+        *WORK_ERROR_FIELDS,
         "stored_name",
         "content_type",
         "size",

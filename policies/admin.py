@@ -4,7 +4,7 @@ from django.http import HttpRequest
 
 from integrations.models import Insurer
 from policies.models import Cancellation, PolicyFinding, ProductionListCheck, RenewalReminder
-from sync.admin import DeadLetterAdmin
+from sync.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 
 
 @admin.register(Cancellation)
@@ -32,12 +32,7 @@ class CancellationAdmin(DeadLetterAdmin):
         "maybe_sent",
         "next_attempt_at",
         "lease_expires_at",
-        "payload_pretty",
-        "error_class",
-        "error_kind",
-        "provider_code",
-        "error_message",
-        "raw_answer_pretty",
+        *WORK_ERROR_FIELDS,
         "created_at",
         "updated_at",
         "finished_at",
@@ -99,12 +94,7 @@ class ProductionListCheckAdmin(DeadLetterAdmin):
         "in_play_since",
         "next_attempt_at",
         "lease_expires_at",
-        "payload_pretty",
-        "error_class",
-        "error_kind",
-        "provider_code",
-        "error_message",
-        "raw_answer_pretty",
+        *WORK_ERROR_FIELDS,
         "created_at",
         "updated_at",
         "finished_at",

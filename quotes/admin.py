@@ -12,7 +12,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from quotes.models import Issuance
-from sync.admin import DeadLetterAdmin
+from sync.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 
 
 @admin.register(Issuance)
@@ -45,12 +45,7 @@ class IssuanceAdmin(DeadLetterAdmin):
         "reference_refused",
         "next_attempt_at",
         "lease_expires_at",
-        "payload_pretty",
-        "error_class",
-        "error_kind",
-        "provider_code",
-        "error_message",
-        "raw_answer_pretty",
+        *WORK_ERROR_FIELDS,
         "policy_no",
         "created_at",
         "updated_at",

@@ -26,6 +26,17 @@ from sync.services import (
     sync_run_start,
 )
 
+# What every durable record's admin shows of its payload and its last error (WorkItem's fields and
+# DeadLetterAdmin's readable views of them), in the same order for every kind of record.
+WORK_ERROR_FIELDS = [
+    "payload_pretty",
+    "error_class",
+    "error_kind",
+    "provider_code",
+    "error_message",
+    "raw_answer_pretty",
+]
+
 
 class DeadLetterAdmin(admin.ModelAdmin):
     """Read-only durable work records, with replay actions for the FAILED and DEFERRED ones."""
@@ -116,12 +127,7 @@ class SyncItemAdmin(DeadLetterAdmin):
         "in_play_since",
         "next_attempt_at",
         "lease_expires_at",
-        "payload_pretty",
-        "error_class",
-        "error_kind",
-        "provider_code",
-        "error_message",
-        "raw_answer_pretty",
+        *WORK_ERROR_FIELDS,
         "previous_status",
         "observed_status",
         "created_at",
