@@ -24,7 +24,7 @@ from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from integrations.models import InsurerAccount
 from integrations.operations import Operation, Product
-from quotes.services.quote_requests import InputInvalid, NoInsurerAvailable, agency_of
+from quotes.services.quote_requests import InputInvalid, accounts_selling, agency_of
 from quotes.validation import FieldError, validate_uavt_code
 
 NO_SUCH_ADDRESS_MESSAGE = "Bu UAVT adres koduyla kayıtlı bir bina bulunamadı. Kodu kontrol edin."
@@ -79,15 +79,7 @@ def dask_address_check(*, user: AbstractBaseUser, uavt_code: object) -> AddressC
     except FieldError as invalid:
         raise InputInvalid({invalid.field: invalid.message}) from invalid
     agency = agency_of(user)
-    accounts = [
-        account
-        for account in InsurerAccount.objects.select_related("insurer").filter(
-            agency=agency, is_active=True, insurer__is_active=True
-        )
-        if account.insurer.sells(Product.DASK.value)
-    ]
-    if not accounts:
-        raise NoInsurerAvailable("Bu ürün için tanımlı aktif sigorta şirketi hesabı yok.")
+    accounts = accounts_selling(agency=agency, product=Product.DASK.value)
     reference = f"{ATTEMPT_REFERENCE_PREFIX}{code}"
     if connection.in_atomic_block:
         # Threads would not see what the caller's open transaction wrote, and on SQLite would

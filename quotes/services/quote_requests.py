@@ -54,6 +54,21 @@ def agency_of(user: User) -> Agency:
     return profile.agency
 
 
+def accounts_selling(*, agency: Agency, product: str) -> list[InsurerAccount]:
+    """The agency's active accounts at active insurers that sell `product`: who is asked.
+    None is `NoInsurerAvailable` (a bad product for this agency)."""
+    accounts = [
+        account
+        for account in InsurerAccount.objects.select_related("insurer").filter(
+            agency=agency, is_active=True, insurer__is_active=True
+        )
+        if account.insurer.sells(product)
+    ]
+    if not accounts:
+        raise NoInsurerAvailable("Bu ürün için tanımlı aktif sigorta şirketi hesabı yok.")
+    return accounts
+
+
 def operations_for(product: str) -> list[Operation]:
     """DASK asks for the address check first, then the quote: two calls, two policies."""
     if product == Product.DASK:
@@ -109,15 +124,7 @@ def quote_request_create(
             errors["owner_id"] = conflict
     if errors:
         raise InputInvalid(errors)
-    accounts = [
-        account
-        for account in InsurerAccount.objects.select_related("insurer").filter(
-            agency=agency, is_active=True, insurer__is_active=True
-        )
-        if account.insurer.sells(product)
-    ]
-    if not accounts:
-        raise NoInsurerAvailable("Bu ürün için tanımlı aktif sigorta şirketi hesabı yok.")
+    accounts = accounts_selling(agency=agency, product=product)
     now = timezone.now()
     with transaction.atomic():
         request = QuoteRequest.objects.create(
