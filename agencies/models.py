@@ -20,6 +20,30 @@ class Agency(models.Model):
         return f"{self.name} ({self.code})"
 
 
+class SubAgency(models.Model):
+    """A sub-agency (tali acente) selling under an agency's insurer accounts.
+
+    Its users see and sell only what is credited to it; the agency's own staff (sub_agency
+    null) see the whole agency. What it sells carries it (customer, quote request, policy), so
+    the credit is fixed when the sale is made, not reckoned later from who clicked.
+    """
+
+    agency = models.ForeignKey(Agency, on_delete=models.PROTECT, related_name="sub_agencies", verbose_name="acente")
+    code = models.SlugField("tali acente kodu", max_length=32)
+    name = models.CharField("tali acente adı", max_length=200)
+    is_active = models.BooleanField("aktif", default=True)
+    created_at = models.DateTimeField("oluşturulma", auto_now_add=True)
+
+    class Meta:
+        verbose_name = "tali acente"
+        verbose_name_plural = "tali acenteler"
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["agency", "code"], name="sub_agency_code_unique_per_agency")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.agency.code}/{self.code})"
+
+
 class AgentProfile(models.Model):
     """Ties a login to one agency: everything an agent sees is scoped by it."""
 
@@ -30,6 +54,16 @@ class AgentProfile(models.Model):
     # The agency's own admin: adds and deactivates the agents of this agency (agencies.views), and
     # nothing more. A flag rather than a Group because the right is always "of this one agency".
     is_agency_admin = models.BooleanField("acente yöneticisi", default=False)
+    # Set: this user works for that sub-agency and sees only what is credited to it. Null: the
+    # agency's own staff.
+    sub_agency = models.ForeignKey(
+        SubAgency,
+        on_delete=models.PROTECT,
+        related_name="agents",
+        null=True,
+        blank=True,
+        verbose_name="tali acente",
+    )
 
     class Meta:
         verbose_name = "acente çalışanı"

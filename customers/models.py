@@ -42,6 +42,15 @@ class Customer(models.Model):
     )
     created_at = models.DateTimeField("oluşturulma", auto_now_add=True)
     updated_at = models.DateTimeField("güncellenme", auto_now=True)
+    # The sub-agency (tali acente) this is credited to; null: the agency itself.
+    sub_agency = models.ForeignKey(
+        "agencies.SubAgency",
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        verbose_name="tali acente",
+    )
 
     class Meta:
         verbose_name = "müşteri"

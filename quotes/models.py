@@ -31,6 +31,15 @@ class QuoteRequest(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="oluşturan"
     )
+    # The sub-agency (tali acente) this is credited to; null: the agency itself.
+    sub_agency = models.ForeignKey(
+        "agencies.SubAgency",
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        verbose_name="tali acente",
+    )
     product = models.CharField("ürün", max_length=16, choices=PRODUCT_CHOICES)
     # The validated input in platform field names; identity numbers are masked wherever shown.
     input_data = models.JSONField("girilen bilgiler")
@@ -222,6 +231,25 @@ class Policy(models.Model):
         ],
     )
     last_synced_at = models.DateTimeField("son eşitleme", null=True, blank=True)
+    # The sub-agency (tali acente) this is credited to; null: the agency itself.
+    sub_agency = models.ForeignKey(
+        "agencies.SubAgency",
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        verbose_name="tali acente",
+    )
+    # The agent credited with the sale (the quote request's creator when issued here); null for
+    # policies imported or found on an insurer's list without one.
+    sold_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        verbose_name="satan",
+    )
 
     class Meta:
         verbose_name = "poliçe"

@@ -399,6 +399,8 @@ def _store_policy(issuance: Issuance, account: Any, result: results.Policy) -> N
             "customer_id": request.customer_id,
             "premium": issuance.insurer_quote.premium,
             "installments": int(issuance.payload.get("installments") or 1),
+            "sold_by_id": request.created_by_id,
+            "sub_agency_id": request.sub_agency_id,
         },
     )
     policy_period_store(policy, result)
