@@ -84,10 +84,14 @@ def quote_status(row: InsurerQuote) -> str:
 
 
 @register.simple_tag
-def coverage_cell(value: object) -> str:
-    """One comparison cell: a limit in lira, "Limitsiz" (None) or "Yok" (not listed at all)."""
-    if value is NOT_COVERED:
-        return format_html('<td class="num not-covered">{}</td>', "Yok")
-    if value is None:
-        return format_html('<td class="num">{}</td>', "Limitsiz")
-    return format_html('<td class="num">{}</td>', try_money(value))
+def coverage_cell(value: object, label: str = "") -> str:
+    """One comparison cell: a limit in lira, "Limitsiz" (None) or "Yok" (not listed at all).
+
+    `label`, the cover's name, rides on the cell as data-label: on a phone the comparison is one
+    card per insurer (desk.css), and there the row's own heading is not beside the cell.
+    """
+    css = "num not-covered" if value is NOT_COVERED else "num"
+    text = "Yok" if value is NOT_COVERED else "Limitsiz" if value is None else try_money(value)
+    if label:
+        return format_html('<td class="{}" data-label="{}">{}</td>', css, label, text)
+    return format_html('<td class="{}">{}</td>', css, text)
