@@ -19,6 +19,7 @@ from datetime import timedelta
 import pytest
 from playwright.sync_api import Page, expect
 
+from agencies.models import AgentProfile
 from customers.models import Customer
 from customers.services import customer_create
 from integrations.adapters.registry import registered_codes
@@ -28,6 +29,7 @@ from tests import samples
 from tests.quotes.policy_samples import issued_policy
 from tests.quotes.request_samples import quote_request_being_asked, tasks_not_sent
 
+from .test_dask_desk import fill_dask_form
 from .test_live_results import store_quote
 from .test_quote_desk import log_in, wait_for_every_answer
 
@@ -209,14 +211,27 @@ def renewal_due(desk_agent, customer, monkeypatch) -> None:
 
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_every_desk_page_fits_the_screen(page, shot, sandbox, desk_agent, customer, renewal_due, screen):
-    """Forms, results, comparison, issuance, lists and detail pages: nothing leaves the window."""
+    """Forms, DASK and kasko results, comparison, issuance, lists and detail pages, every link of the
+    bar: nothing leaves the window."""
     page.set_viewport_size(SCREENS[screen])
     phone = screen == "phone"
     fits = Fits(page, shot, screen)
+    # An agency admin: the longest bar, three links more than a plain agent's.
+    AgentProfile.objects.filter(user=desk_agent).update(is_agency_admin=True)
     log_in(page, desk_agent.username)
     fits.check("trafik-form")
     page.goto("/teklif/yeni/dask/")
     fits.check("dask-form")
+    fill_dask_form(page, samples.DASK_ADDRESS["uavt_code"])
+    page.get_by_role("button", name="Adresi göster").click()
+    expect(page.locator("#dask-address [data-address]")).to_be_visible()
+    fits.check("dask-address")
+    page.get_by_role("button", name="Adres doğru, teklif al").click()
+    expect(page).to_have_url(RESULTS_URL)
+    wait_for_every_answer(page)
+    fits.check("dask-results")  # each answer carries the building's address, a long line
+    if phone:
+        fits.holds("dask result cards", assert_result_cards)
 
     page.goto(f"/musteriler/{customer.pk}/")
     fits.check("customer-detail-before")
@@ -273,6 +288,17 @@ def test_every_desk_page_fits_the_screen(page, shot, sandbox, desk_agent, custom
     page.get_by_role("link", name="Yenilemeler").first.click()
     expect(page.locator("tr.renewal")).to_have_count(1)
     fits.check("renewals")
+    # The rest of the bar's pages, an agency admin's included.
+    for link, step in (
+        ("Mükerrer poliçeler", "duplicates"),
+        ("Çalışanlar", "agents"),
+        ("Komisyonlar", "commissions"),
+        ("Portföy aktar", "portfolio-upload"),
+        ("Bildirimler", "notifications"),
+    ):
+        page.locator("header").get_by_role("link", name=re.compile(f"^{link}")).click()
+        expect(page.locator("main h1")).to_be_visible()
+        fits.check(step)
     fits.assert_clean()
 
 
