@@ -66,6 +66,22 @@ def test_comparison_page_marks_the_cheapest_and_says_not_covered(agents, sandbox
     assert "Hukuksal koruma" in row and row.count("Yok") == len(registered_codes()) - 1 and "5.000,00 ₺" in row
 
 
+def test_every_comparison_cell_is_named_by_its_row_for_the_phone_cards(agents, sandbox):
+    """On a phone each insurer is a card (desk.css) and a cell's data-label is all that names it:
+    every row but the issue buttons' labels each of its cells with its own heading."""
+    request = quoted_request(agents["ACENTE1"], "kasko", samples.KASKO)
+    html = desk(agents["ACENTE1"]).get(reverse("comparison", args=[request.public_id])).content.decode()
+    body = re.search(r"<tbody>(.*?)</tbody>", html, re.S).group(1)
+    rows = re.findall(r"<tr([^>]*)>(.*?)</tr>", body, re.S)
+    assert len(rows) > 6
+    for attributes, row in rows:
+        if "issue-row" in attributes:
+            continue
+        heading = re.search(r"<th>(.*?)</th>", row, re.S).group(1)
+        labels = re.findall(r'<td[^>]*?data-label="([^"]*)"', row)
+        assert labels == [heading] * len(registered_codes()), (heading, labels)
+
+
 def test_an_expired_quote_is_not_marked_cheapest_and_offers_no_issue_button(agents, sandbox):
     request = quoted_request(agents["ACENTE1"], "trafik", samples.TRAFIK)
     cheapest = request.insurer_quotes.order_by("premium").first()
