@@ -19,6 +19,7 @@ from quotes.services import quote_requests
 from tests import samples
 from tests.conftest import AGENT_PASSWORD
 from tests.policies.conftest import quick_cancel_policy  # noqa: F401  (a fixture, used by name)
+from tests.sync.conftest import quick_status_policy  # noqa: F401  (a fixture, used by name)
 
 LONG_AGO = date(2020, 1, 1)
 
