@@ -17,8 +17,8 @@ from insurehub.money import turkish_amount
 
 BAR_HEIGHT = 22
 BAR_GAP = 8
-LABEL_WIDTH = 170
-CHART_WIDTH = 640
+LABEL_WIDTH = 140
+CHART_WIDTH = 460
 COLUMN_WIDTH = 46
 COLUMN_AREA_HEIGHT = 180
 
@@ -29,14 +29,14 @@ def _share(value: Decimal, largest: Decimal, room: float) -> float:
     return round(float(value / largest) * room, 1)
 
 
-def _cut(label: str, length: int = 24) -> str:
+def _cut(label: str, length: int = 20) -> str:
     return label if len(label) <= length else label[: length - 1] + "…"
 
 
 def horizontal_bars_svg(*, title: str, items: Sequence[tuple[str, Decimal]]) -> SafeString:
     """One bar per item, longest for the largest amount, the amount written after each bar."""
     largest = max((value for _, value in items), default=Decimal(0))
-    room = CHART_WIDTH - LABEL_WIDTH - 130
+    room = CHART_WIDTH - LABEL_WIDTH - 100  # the amount is written after the longest bar
     height = max(len(items), 1) * (BAR_HEIGHT + BAR_GAP) + BAR_GAP
     bars = format_html_join(
         "",
@@ -62,11 +62,12 @@ def horizontal_bars_svg(*, title: str, items: Sequence[tuple[str, Decimal]]) -> 
         ),
     )
     return format_html(
-        '<svg class="chart" role="img" aria-label="{}" viewBox="0 0 {} {}" width="100%" height="{}" '
+        '<svg class="chart" role="img" aria-label="{}" viewBox="0 0 {} {}" width="{}" height="{}" '
         'xmlns="http://www.w3.org/2000/svg">{}</svg>',
         title,
         CHART_WIDTH,
         height,
+        CHART_WIDTH,
         height,
         bars,
     )
@@ -119,7 +120,7 @@ def columns_svg(*, title: str, items: Sequence[tuple[str, Decimal]]) -> SafeStri
 
 
 def _short_amount(value: Decimal) -> str:
-    """A column's caption: whole lira, thousands as "12,5 B" (bin), so it fits above the column."""
+    """A column's caption: whole lira, thousands as "12,5 bin", so it fits above the column."""
     if value >= 1000:
-        return f"{(value / 1000).quantize(Decimal('0.1'))} B".replace(".", ",")
+        return f"{(value / 1000).quantize(Decimal('0.1'))} bin".replace(".", ",")
     return turkish_amount(value).split(",")[0]

@@ -88,8 +88,13 @@ def _report_for(request: HttpRequest) -> tuple[ProductionReportFilterForm, repor
     bad filter shown on its field and left out."""
     agency = report_service.report_agency_for(user=request.user, agency_code=request.GET.get("acente", ""))
     agencies = [(a.code, a.name) for a in report_service.report_agencies_for(user=request.user)]
+    # The range shown in the form is the one reported: this month unless the query names one.
+    data = request.GET.copy()
+    if not data.get("baslangic") and not data.get("bitis"):
+        first, last = report_service.month_range(quote_selectors.today())
+        data["baslangic"], data["bitis"] = first.isoformat(), last.isoformat()
     form = ProductionReportFilterForm(
-        request.GET,
+        data,
         agency_id=agency.pk,
         sellers=report_service.report_sellers(agency=agency),
         agencies=agencies,
