@@ -239,3 +239,17 @@ def test_shares_over_the_api(agents, owner, sub_agency):
     )
     assert refused.status_code == 403
     assert logged_in(agents["ACENTE2"]).get(f"/api/sub-agency-shares/{body['id']}/").status_code == 404
+
+
+def test_platform_staff_enter_a_share_in_the_admin_under_the_same_rules(admin_client, sub_agency):
+    from django.urls import reverse
+
+    add = reverse("admin:commissions_subagencyshare_add")
+    form = {"sub_agency": sub_agency.pk, "rate": "55.00", "effective_from": "2026-01-01"}
+    assert admin_client.post(add, form).status_code == 302
+    stored = SubAgencyShare.objects.get()
+    assert AdminChange.objects.filter(object_id=str(stored.pk)).exists()
+    again = admin_client.post(add, {**form, "rate": "65.00"})
+    assert again.status_code == 200
+    assert "Bu tali acente için bu tarihte başlayan bir pay zaten var." in again.content.decode()
+    assert admin_client.get(reverse("admin:commissions_subagencyshare_changelist")).status_code == 200
