@@ -141,3 +141,16 @@ def test_found_mid_period_the_days_left_after_the_finding_go_back(agents, sandbo
     days = (policy.ends_on - policy.starts_on).days
     assert reversal.amount == -kurus(accrual.amount * (days - 100) / days)
     assert 0 < -reversal.amount < accrual.amount
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_nights_batch_drain_reverses_it_too_once(agents, sandbox, quick_cancel_policy, quick_status_policy):
+    """`sync_run_process` writes statuses in batches (`_store_statuses`): the same announcement."""
+    agreement(insurer="cinar", rate="10.00")
+    policy = issued_by(agents["ACENTE1"], "cinar")
+    sandbox["cinar"].state.set_policy_status(policy.policy_no, "CANCELLED")
+    for _ in range(2):
+        run = sync_service.sync_run_start(trigger=SyncRun.Trigger.COMMAND)
+        sync_service.sync_run_process(run, threads=2, tick=0.1)
+    (reversal,) = reversals(policy)
+    assert reversal.found_cancelled_on == timezone.localdate() and reversal.amount < 0
