@@ -253,3 +253,14 @@ def test_platform_staff_enter_a_share_in_the_admin_under_the_same_rules(admin_cl
     assert again.status_code == 200
     assert "Bu tali acente için bu tarihte başlayan bir pay zaten var." in again.content.decode()
     assert admin_client.get(reverse("admin:commissions_subagencyshare_changelist")).status_code == 200
+
+
+def test_the_policy_page_shows_the_sub_agencys_part(agents, sandbox, quick_cancel_policy, owner, sub_agency, sub_agent):
+    from insurehub.money import turkish_amount
+
+    agreement(insurer="anka", rate="10.00")
+    share(sub_agency, "60.00")
+    policy = issued_by(sub_agent, "anka")
+    accrual = PolicyCommission.objects.get(policy=policy, kind="accrual")
+    page = logged_in(owner).get(f"/policeler/{policy.pk}/").content.decode()
+    assert f"Tali acente payı {turkish_amount(accrual.sub_agency_amount)} ₺" in page
