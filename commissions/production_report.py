@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -322,7 +323,7 @@ class ProductionReport:
         ]
 
 
-def _entry_sum(kind: str, column: str) -> Subquery:
+def _entry_sum(kind: str, column: str) -> Coalesce:
     entries = PolicyCommission.objects.filter(policy=OuterRef("pk"), kind=kind).values(column)[:1]
     return Coalesce(Subquery(entries), Value(ZERO), output_field=DecimalField(max_digits=12, decimal_places=2))
 
@@ -369,9 +370,10 @@ def _rows(report_filter: ReportFilter) -> list[dict]:
 
 
 def _grouped(
-    rows: Iterable[dict], key: Callable[[dict], object], label: Callable[[object], str], keys: Iterable = ()
+    rows: Iterable[dict], key: Callable[[dict], Any], label: Callable[[Any], str], keys: Iterable = ()
 ) -> list[Group]:
-    groups: dict[object, Group] = {k: Group(key=str(k), label=label(k)) for k in keys}
+    """The rows summed per `key` (its `label` shown); `keys` first, in order, even when empty."""
+    groups: dict[Any, Group] = {k: Group(key=str(k), label=label(k)) for k in keys}
     for row in rows:
         k = key(row)
         if k not in groups:
@@ -452,7 +454,7 @@ def production_report(*, report_filter: ReportFilter) -> ProductionReport:
     seller_ids = {row["sold_by_id"] for row in rows if row["sold_by_id"] is not None}
     sellers = {user.pk: user for user in get_user_model().objects.filter(pk__in=seller_ids)}
 
-    def product_label(code: object) -> str:
+    def product_label(code: str) -> str:
         try:
             return PRODUCT_LABELS_TR[Product(code)]
         except ValueError:
