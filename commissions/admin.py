@@ -1,6 +1,7 @@
-"""Commission agreements for platform staff, audited like what tunes an insurer; entries read-only.
+"""Commission agreements and sub-agency shares for platform staff, audited like what tunes an
+insurer; entries read-only.
 
-Every add, change and delete of an agreement writes an `AdminChange` entry (who, when, each
+Every add, change and delete of an agreement or a share writes an `AdminChange` entry (who, when, each
 field from → to) through `integrations.audit`, in the same transaction. Correcting an agreement
 changes no policy's commission by itself: `recompute_commissions` applies it.
 """
@@ -14,8 +15,8 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from commissions.models import CommissionAgreement, PolicyCommission
-from commissions.services import commission_agreement_problems
+from commissions.models import CommissionAgreement, PolicyCommission, SubAgencyShare
+from commissions.services import commission_agreement_problems, sub_agency_share_problems
 from integrations.admin import AuditedAdmin
 
 
@@ -59,13 +60,62 @@ class CommissionAgreementAdmin(AuditedAdmin):
         super().save_model(request, obj, form, change)
 
 
+class SubAgencyShareForm(forms.ModelForm):
+    class Meta:
+        model = SubAgencyShare
+        fields = ["sub_agency", "rate", "effective_from"]
+
+    def clean(self) -> dict[str, Any]:
+        """The desk's and the API's rules (`sub_agency_share_problems`), on the same fields."""
+        data = super().clean()
+        sub_agency = data.get("sub_agency")
+        if self.errors or sub_agency is None:
+            return data
+        problems = sub_agency_share_problems(
+            agency=sub_agency.agency,
+            sub_agency=sub_agency,
+            rate=data.get("rate"),
+            effective_from=data.get("effective_from"),
+            exclude_pk=self.instance.pk,
+        )
+        if problems:
+            raise ValidationError(problems)
+        return data
+
+
+@admin.register(SubAgencyShare)
+class SubAgencyShareAdmin(AuditedAdmin):
+    form = SubAgencyShareForm
+    list_display = ["sub_agency", "rate", "effective_from", "created_by", "created_at"]
+    list_filter = ["sub_agency__agency"]
+    search_fields = ["sub_agency__code", "sub_agency__name", "sub_agency__agency__code"]
+    date_hierarchy = "effective_from"
+    readonly_fields = ["created_by", "created_at", "audit_trail"]
+    change_notice = "Var olan poliçelerin tali acente payı değişmez; uygulamak için recompute_commissions çalıştırın."
+
+    def save_model(self, request: HttpRequest, obj: SubAgencyShare, form: forms.ModelForm, change: bool) -> None:
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+
 @admin.register(PolicyCommission)
 class PolicyCommissionAdmin(admin.ModelAdmin):
     """What each policy earned and gave back: written by issuance, cancellation and
     `recompute_commissions` only."""
 
-    list_display = ["policy", "kind", "amount", "rate", "base", "base_amount", "reckoning", "computed_at"]
-    list_filter = ["kind", "reckoning", "base", "policy__insurer", "policy__agency"]
+    list_display = [
+        "policy",
+        "kind",
+        "amount",
+        "sub_agency_amount",
+        "rate",
+        "base",
+        "base_amount",
+        "reckoning",
+        "computed_at",
+    ]
+    list_filter = ["kind", "reckoning", "base", "policy__insurer", "policy__agency", "sub_agency"]
     search_fields = ["policy__policy_no"]
     list_select_related = ["policy__insurer"]
 

@@ -6,6 +6,11 @@ itself. A policy's commission is a small ledger: the amount earned when it was i
 it is cancelled, a reversal entry (negative) for the refund's share. Each entry copies the
 figures it was reckoned from (premium, base, rate), so it still reads right after the
 agreement is corrected.
+
+A sub-agency (tali acente) selling under the agency gets a share of the agency's commission on
+what it sells: `SubAgencyShare`, a percent from a day on, kept as history exactly like the
+agreements. Each entry of a policy credited to a sub-agency records the share it applied and the
+sub-agency's part of its amount.
 """
 
 from __future__ import annotations
@@ -67,10 +72,48 @@ class CommissionAgreement(models.Model):
         return f"{self.agency.code} {self.insurer.code} {self.product} %{self.rate} ({self.effective_from:%d.%m.%Y})"
 
 
+class SubAgencyShare(models.Model):
+    """The part of the agency's commission one sub-agency earns on the policies it sells, in
+    percent, from a day on. Like an agreement, never ended by hand: the next one takes over."""
+
+    sub_agency = models.ForeignKey(
+        "agencies.SubAgency", on_delete=models.PROTECT, related_name="commission_shares", verbose_name="tali acente"
+    )
+    rate = models.DecimalField("pay oranı (%)", max_digits=5, decimal_places=2)
+    effective_from = models.DateField("geçerlilik başlangıcı")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="giren",
+    )
+    created_at = models.DateTimeField("girilme", auto_now_add=True)
+
+    class Meta:
+        verbose_name = "tali acente komisyon payı"
+        verbose_name_plural = "tali acente komisyon payları"
+        ordering = ["sub_agency", "-effective_from"]
+        constraints = [
+            models.UniqueConstraint(fields=["sub_agency", "effective_from"], name="one_sub_agency_share_per_start"),
+            models.CheckConstraint(
+                condition=Q(rate__gt=0) & Q(rate__lte=100), name="sub_agency_share_between_0_and_100"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sub_agency.code} %{self.rate} ({self.effective_from:%d.%m.%Y})"
+
+
 class PolicyCommission(models.Model):
     """One entry of a policy's commission: the amount earned at issuance (ACCRUAL, ≥ 0) or, once
     the insurer cancelled the policy, its reversal (REVERSAL, ≤ 0). At most one of each per policy,
-    so neither a repeated signal nor a second recompute can count one twice."""
+    so neither a repeated signal nor a second recompute can count one twice.
+
+    A reversal comes from our own cancellation (`cancellation`, with the insurer's refund) or
+    from the nightly sync finding the policy cancelled at the insurer (`found_cancelled_on`, the
+    day it was found: no refund is known then, so it is reckoned by the days left)."""
 
     class Kind(models.TextChoices):
         ACCRUAL = "accrual", "Komisyon"
@@ -99,9 +142,25 @@ class PolicyCommission(models.Model):
     base_amount = models.DecimalField("komisyon matrahı", max_digits=12, decimal_places=2)
     rate = models.DecimalField("komisyon oranı (%)", max_digits=5, decimal_places=2)
     refund = models.DecimalField("İade primi", max_digits=12, decimal_places=2, null=True, blank=True)
+    found_cancelled_on = models.DateField("şirkette iptal bulunduğu gün", null=True, blank=True)
     reckoning = models.CharField("hesaplama", max_length=8, choices=Reckoning.choices)
     amount = models.DecimalField("tutar", max_digits=12, decimal_places=2)
     computed_at = models.DateTimeField("hesaplanma")
+    # The sub-agency's part of `amount` (same sign), when the policy is credited to one: the share
+    # in force on the issue day, copied as it was. 0 with no share (or no sub-agency).
+    sub_agency = models.ForeignKey(
+        "agencies.SubAgency",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="tali acente",
+    )
+    sub_agency_share = models.ForeignKey(
+        SubAgencyShare, on_delete=models.PROTECT, null=True, blank=True, related_name="entries", verbose_name="pay"
+    )
+    sub_agency_rate = models.DecimalField("tali acente payı (%)", max_digits=5, decimal_places=2, null=True, blank=True)
+    sub_agency_amount = models.DecimalField("tali acente tutarı", max_digits=12, decimal_places=2, default=0)
 
     class Meta:
         verbose_name = "poliçe komisyonu"
@@ -110,9 +169,30 @@ class PolicyCommission(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["policy", "kind"], name="one_commission_entry_per_kind"),
             models.CheckConstraint(
-                condition=(Q(kind="accrual") & Q(amount__gte=0) & Q(cancellation__isnull=True))
-                | (Q(kind="reversal") & Q(amount__lte=0) & Q(cancellation__isnull=False)),
+                condition=(
+                    Q(kind="accrual")
+                    & Q(amount__gte=0)
+                    & Q(cancellation__isnull=True)
+                    & Q(found_cancelled_on__isnull=True)
+                )
+                | (
+                    Q(kind="reversal")
+                    & Q(amount__lte=0)
+                    # Our cancellation, or the sync's finding: exactly one says why.
+                    & (
+                        (Q(cancellation__isnull=False) & Q(found_cancelled_on__isnull=True))
+                        | (Q(cancellation__isnull=True) & Q(found_cancelled_on__isnull=False))
+                    )
+                ),
                 name="commission_entry_sign_by_kind",
+            ),
+            # The sub-agency's part never exceeds the entry, and has its sign.
+            models.CheckConstraint(
+                condition=(
+                    Q(amount__gte=0) & Q(sub_agency_amount__gte=0) & Q(sub_agency_amount__lte=models.F("amount"))
+                )
+                | (Q(amount__lte=0) & Q(sub_agency_amount__lte=0) & Q(sub_agency_amount__gte=models.F("amount"))),
+                name="commission_sub_agency_part_within_entry",
             ),
         ]
 

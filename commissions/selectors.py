@@ -9,7 +9,8 @@ from decimal import Decimal
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import BooleanField, Case, OuterRef, Q, QuerySet, Subquery, Value, When
 
-from commissions.models import CommissionAgreement, PolicyCommission
+from agencies.models import SubAgency
+from commissions.models import CommissionAgreement, PolicyCommission, SubAgencyShare
 from quotes import selectors as quote_selectors
 from quotes.models import Policy
 
@@ -17,12 +18,12 @@ NO_AGREEMENT_TR = "Komisyon anlaşması yok"
 NO_PREMIUM_TR = "Prim bilinmediği için komisyon hesaplanamadı"
 
 
-def _agency_filter(user: AbstractBaseUser) -> Q:
+def _agency_filter(user: AbstractBaseUser, field: str = "agency_id") -> Q:
     """As every desk read: the user's agency, or all of them with `quotes.view_all_agencies`."""
     if user.has_perm("quotes.view_all_agencies"):
         return Q()
     profile = getattr(user, "agent_profile", None)
-    return Q(agency_id=profile.agency_id) if profile is not None else Q(pk__in=[])
+    return Q(**{field: profile.agency_id}) if profile is not None else Q(pk__in=[])
 
 
 def commission_agreement_in_force(
@@ -36,6 +37,43 @@ def commission_agreement_in_force(
         .order_by("-effective_from")
         .first()
     )
+
+
+def sub_agency_share_in_force(*, sub_agency_id: int, on: date) -> SubAgencyShare | None:
+    """The sub-agency's share in force on `on`: the latest one started on or before it."""
+    return (
+        SubAgencyShare.objects.filter(sub_agency_id=sub_agency_id, effective_from__lte=on)
+        .order_by("-effective_from")
+        .first()
+    )
+
+
+def sub_agency_share_list(*, user: AbstractBaseUser, sub_agency_id: int | None = None) -> QuerySet[SubAgencyShare]:
+    """The agency's sub-agency shares (history included), each with `in_force` (the one applying
+    today), newest start first within each sub-agency."""
+    shares = SubAgencyShare.objects.filter(_agency_filter(user, "sub_agency__agency_id"))
+    if sub_agency_id is not None:
+        shares = shares.filter(sub_agency_id=sub_agency_id)
+    latest = (
+        SubAgencyShare.objects.filter(sub_agency=OuterRef("sub_agency"), effective_from__lte=quote_selectors.today())
+        .order_by("-effective_from")
+        .values("pk")[:1]
+    )
+    in_force = Case(When(pk=Subquery(latest), then=Value(True)), default=Value(False), output_field=BooleanField())
+    return (
+        shares.select_related("sub_agency__agency", "created_by")
+        .annotate(in_force=in_force)
+        .order_by("sub_agency__agency__name", "sub_agency__name", "-effective_from", "-pk")
+    )
+
+
+def sub_agency_share_get(*, user: AbstractBaseUser, pk: int) -> SubAgencyShare:
+    """One share the user may see; another agency's id raises DoesNotExist (answer 404)."""
+    return sub_agency_share_list(user=user).get(pk=pk)
+
+
+def sub_agencies_of(*, agency_id: int) -> QuerySet[SubAgency]:
+    return SubAgency.objects.filter(agency_id=agency_id).order_by("name")
 
 
 def _with_in_force(agreements: QuerySet[CommissionAgreement], on: date) -> QuerySet[CommissionAgreement]:

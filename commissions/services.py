@@ -9,10 +9,15 @@ The money rules, each stated once, here:
   `premium`, `BrutPrim`, `gross_premium`; no net premium, no tax figure), so net is reckoned:
   gross / (1 + the product's rate in `PREMIUM_TAX_RATES`).
 - Reversal: commission × refund / gross premium, the refund being the insurer's own figure;
-  by the days left of the period when no refund is known.
+  by the days left of the period when no refund is known (a policy the nightly sync found
+  cancelled at the insurer: the days left after the day it was found).
+- Sub-agency: its part of an entry is the entry's amount × the share in force on the issue day
+  / 100, rounded once by `kurus()` (a reversal's part from the reversal's own amount, so each
+  entry's part can be checked from that entry alone). The agency keeps amount − part: no second
+  rounding, and the two always add up to the entry.
 
-`commission_figures` is the one place a commission is reckoned: a sub-agency's share, when
-sub-agencies exist, is split from its `amount` there and nowhere else.
+`commission_figures` and `commission_reversal_figures` are the only places a commission is
+reckoned; the sub-agency's part is split there and nowhere else.
 """
 
 from __future__ import annotations
@@ -29,9 +34,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agencies.models import Agency, AgentProfile
-from commissions.models import CommissionAgreement, CommissionBase, PolicyCommission
-from commissions.selectors import commission_agreement_in_force
+from agencies.models import Agency, AgentProfile, SubAgency
+from commissions.models import CommissionAgreement, CommissionBase, PolicyCommission, SubAgencyShare
+from commissions.selectors import commission_agreement_in_force, sub_agency_share_in_force
 from insurehub.errors import Forbidden, Invalid
 from integrations.audit import audit_actor
 from integrations.models import Insurer, InsurerAccount
@@ -56,6 +61,12 @@ PREMIUM_TAX_RATES: dict[str, Decimal] = {
 }
 
 OWNER_ONLY_TR = "Komisyon anlaşmalarını yalnızca acente yöneticisi girebilir."
+SHARE_OWNER_ONLY_TR = "Tali acente paylarını yalnızca acente yöneticisi girebilir."
+SHARE_DUPLICATE_START_TR = "Bu tali acente için bu tarihte başlayan bir pay zaten var."
+SHARE_NOT_A_NUMBER_TR = "Pay oranını sayı olarak girin (ör. 60)."
+SHARE_OUT_OF_RANGE_TR = "Pay oranı 0'dan büyük, en fazla 100 olmalıdır."
+SHARE_TOO_PRECISE_TR = "Pay oranı en fazla iki ondalık basamak içerebilir."
+NO_SUCH_SUB_AGENCY_TR = "Böyle bir tali acente yok."
 DUPLICATE_START_TR = "Bu şirket ve ürün için bu tarihte başlayan bir anlaşma zaten var."
 RATE_NOT_A_NUMBER_TR = "Komisyon oranını sayı olarak girin (ör. 12,5)."
 RATE_OUT_OF_RANGE_TR = "Komisyon oranı 0'dan büyük, en fazla 100 olmalıdır."
@@ -79,10 +90,24 @@ class CommissionFigures:
     base_amount: Decimal  # the premium the rate is applied to
     rate: Decimal  # percent
     amount: Decimal
+    sub_agency_amount: Decimal = Decimal("0.00")  # the sub-agency's part of `amount`
 
 
-def commission_figures(*, agreement: CommissionAgreement, product: str, premium: Decimal) -> CommissionFigures:
-    """What a policy of `product` with this gross premium earns under `agreement`."""
+def sub_agency_part(*, amount: Decimal, share_rate: Decimal | None) -> Decimal:
+    """The sub-agency's part of an entry's `amount`: amount × share / 100, rounded once, half-up
+    away from zero for a reversal too (so a reversal's part mirrors an accrual's of the same
+    size). 0.00 with no share."""
+    if share_rate is None:
+        return Decimal("0.00")
+    part = kurus(abs(amount) * share_rate / HUNDRED)
+    return -part if amount < 0 else part
+
+
+def commission_figures(
+    *, agreement: CommissionAgreement, product: str, premium: Decimal, share_rate: Decimal | None = None
+) -> CommissionFigures:
+    """What a policy of `product` with this gross premium earns under `agreement`, and the part
+    of it a sub-agency with `share_rate` (percent of the agency's commission) earns."""
     premium = kurus(premium)
     if agreement.base == CommissionBase.NET:
         base_amount = premium_net_of_taxes(product=product, gross=premium)
@@ -90,7 +115,12 @@ def commission_figures(*, agreement: CommissionAgreement, product: str, premium:
         base_amount = premium
     amount = kurus(base_amount * agreement.rate / HUNDRED)
     return CommissionFigures(
-        premium=premium, base=agreement.base, base_amount=base_amount, rate=agreement.rate, amount=amount
+        premium=premium,
+        base=agreement.base,
+        base_amount=base_amount,
+        rate=agreement.rate,
+        amount=amount,
+        sub_agency_amount=sub_agency_part(amount=amount, share_rate=share_rate),
     )
 
 
@@ -99,6 +129,7 @@ class ReversalFigures:
     refund: Decimal | None
     reckoning: str  # PolicyCommission.Reckoning
     amount: Decimal  # ≤ 0
+    sub_agency_amount: Decimal = Decimal("0.00")  # ≤ 0, the sub-agency's part of `amount`
 
 
 def commission_reversal_figures(
@@ -109,6 +140,7 @@ def commission_reversal_figures(
     starts_on: date | None,
     ends_on: date | None,
     cancelled_on: date | None,
+    share_rate: Decimal | None = None,
 ) -> ReversalFigures | None:
     """The part of `commission` given back when the policy is cancelled: the refund's share of
     the gross premium (a refund above the premium gives all of it back), else the share of the
@@ -126,7 +158,13 @@ def commission_reversal_figures(
     else:
         return None
     amount = kurus(share)
-    return ReversalFigures(refund=refund, reckoning=reckoning, amount=-amount if amount else Decimal("0.00"))
+    amount = -amount if amount else Decimal("0.00")
+    return ReversalFigures(
+        refund=refund,
+        reckoning=reckoning,
+        amount=amount,
+        sub_agency_amount=sub_agency_part(amount=amount, share_rate=share_rate),
+    )
 
 
 # --- agreements ----------------------------------------------------------------------------------
@@ -141,15 +179,21 @@ def _owner_agency(user: AbstractBaseUser) -> Agency:
     return profile.agency
 
 
-def _rate_problem(rate: Any) -> str:
+def _rate_problem(
+    rate: Any,
+    messages: tuple[str, str, str] = (RATE_NOT_A_NUMBER_TR, RATE_OUT_OF_RANGE_TR, RATE_TOO_PRECISE_TR),
+) -> str:
+    """What is wrong with a percent above 0 and at most 100, two decimals: the first, second or
+    third of `messages` (not a number, out of range, too precise); "" when nothing is."""
+    not_a_number, out_of_range, too_precise = messages
     try:
         value = Decimal(str(rate))
     except (InvalidOperation, ValueError):
-        return RATE_NOT_A_NUMBER_TR
+        return not_a_number
     if not value.is_finite() or not Decimal(0) < value <= HUNDRED:
-        return RATE_OUT_OF_RANGE_TR
+        return out_of_range
     if value != value.quantize(CENT):
-        return RATE_TOO_PRECISE_TR
+        return too_precise
     return ""
 
 
@@ -220,6 +264,67 @@ def commission_agreement_create(
         raise Invalid({"effective_from": DUPLICATE_START_TR}) from None
 
 
+# --- sub-agency shares -------------------------------------------------------------------------
+
+
+def _manager_agency(user: AbstractBaseUser, message: str) -> Agency:
+    """The agency `user` manages: as its admin among the agency's own staff (a sub-agency's admin
+    manages its agents, not the agency's money). Platform staff work in the Django admin."""
+    profile: AgentProfile | None = getattr(user, "agent_profile", None)
+    if profile is None or not profile.is_agency_admin or profile.sub_agency_id is not None:
+        raise Forbidden(message)
+    if not profile.agency.is_active:
+        raise Forbidden(message)
+    return profile.agency
+
+
+def sub_agency_share_problems(
+    *,
+    agency: Agency,
+    sub_agency: SubAgency | None,
+    rate: Any,
+    effective_from: date | None,
+    exclude_pk: int | None = None,
+) -> dict[str, str]:
+    """What is wrong with a share, field → Turkish message; empty when nothing is. The desk, the
+    API and the Django admin refuse the same things."""
+    errors: dict[str, str] = {}
+    if sub_agency is None or sub_agency.agency_id != agency.pk:
+        errors["sub_agency"] = NO_SUCH_SUB_AGENCY_TR
+    problem = _rate_problem(rate, (SHARE_NOT_A_NUMBER_TR, SHARE_OUT_OF_RANGE_TR, SHARE_TOO_PRECISE_TR))
+    if problem:
+        errors["rate"] = problem
+    if effective_from is None:
+        errors["effective_from"] = "Geçerlilik başlangıcını girin."
+    elif "sub_agency" not in errors:
+        same_start = SubAgencyShare.objects.filter(sub_agency=sub_agency, effective_from=effective_from)
+        if same_start.exclude(pk=exclude_pk).exists():
+            errors["effective_from"] = SHARE_DUPLICATE_START_TR
+    return errors
+
+
+def sub_agency_share_create(
+    *, user: AbstractBaseUser, sub_agency_id: Any, rate: Any, effective_from: date | None
+) -> SubAgencyShare:
+    """A new share for one of the user's own agency's sub-agencies, from its day on; the earlier
+    one stays as history and the entries reckoned under it keep their part. Audited as `user`'s."""
+    agency = _manager_agency(user, SHARE_OWNER_ONLY_TR)
+    try:
+        sub_agency = SubAgency.objects.filter(pk=int(sub_agency_id), agency=agency).first()
+    except (TypeError, ValueError):
+        sub_agency = None
+    errors = sub_agency_share_problems(agency=agency, sub_agency=sub_agency, rate=rate, effective_from=effective_from)
+    if errors:
+        raise Invalid(errors)
+    try:
+        with transaction.atomic(), audit_actor(user):
+            return SubAgencyShare.objects.create(
+                sub_agency=sub_agency, rate=Decimal(str(rate)), effective_from=effective_from, created_by=user
+            )
+    except IntegrityError:
+        raise Invalid({"effective_from": SHARE_DUPLICATE_START_TR}) from None
+
+
 # --- a policy's entries --------------------------------------------------------------------------
 
 
@@ -228,18 +333,34 @@ def policy_issue_day(policy: Policy) -> date:
     return timezone.localdate(policy.issued_at) if policy.issued_at else timezone.localdate()
 
 
-def _accrual_due(policy: Policy) -> tuple[CommissionAgreement, CommissionFigures] | None:
+@dataclass(frozen=True)
+class _AccrualDue:
+    agreement: CommissionAgreement
+    share: SubAgencyShare | None
+    figures: CommissionFigures
+
+
+def _accrual_due(policy: Policy) -> _AccrualDue | None:
     if policy.premium is None:
         return None
+    day = policy_issue_day(policy)
     agreement = commission_agreement_in_force(
-        agency_id=policy.agency_id, insurer_id=policy.insurer_id, product=policy.product, on=policy_issue_day(policy)
+        agency_id=policy.agency_id, insurer_id=policy.insurer_id, product=policy.product, on=day
     )
     if agreement is None:
         return None
-    return agreement, commission_figures(agreement=agreement, product=policy.product, premium=policy.premium)
+    share = sub_agency_share_in_force(sub_agency_id=policy.sub_agency_id, on=day) if policy.sub_agency_id else None
+    figures = commission_figures(
+        agreement=agreement,
+        product=policy.product,
+        premium=policy.premium,
+        share_rate=share.rate if share is not None else None,
+    )
+    return _AccrualDue(agreement=agreement, share=share, figures=figures)
 
 
-def _accrual_fields(agreement: CommissionAgreement, figures: CommissionFigures) -> dict[str, Any]:
+def _accrual_fields(policy: Policy, due: _AccrualDue) -> dict[str, Any]:
+    agreement, figures, share = due.agreement, due.figures, due.share
     return {
         "agreement": agreement,
         "premium": figures.premium,
@@ -249,6 +370,10 @@ def _accrual_fields(agreement: CommissionAgreement, figures: CommissionFigures) 
         "refund": None,
         "reckoning": PolicyCommission.Reckoning.RATE,
         "amount": figures.amount,
+        "sub_agency_id": policy.sub_agency_id,
+        "sub_agency_share_id": share.pk if share is not None else None,
+        "sub_agency_rate": share.rate if share is not None else None,
+        "sub_agency_amount": figures.sub_agency_amount,
     }
 
 
@@ -266,28 +391,43 @@ def policy_commission_accrue(*, policy: Policy) -> PolicyCommission | None:
     try:
         with transaction.atomic():
             return PolicyCommission.objects.create(
-                policy=policy, kind=PolicyCommission.Kind.ACCRUAL, computed_at=timezone.now(), **_accrual_fields(*due)
+                policy=policy,
+                kind=PolicyCommission.Kind.ACCRUAL,
+                computed_at=timezone.now(),
+                **_accrual_fields(policy, due),
             )
     except IntegrityError:  # a recompute wrote it meanwhile
         return PolicyCommission.objects.get(policy=policy, kind=PolicyCommission.Kind.ACCRUAL)
 
 
-def _reversal_due(accrual: PolicyCommission, cancellation: Cancellation) -> ReversalFigures | None:
-    policy = cancellation.policy
+@dataclass(frozen=True)
+class _Ended:
+    """Why a policy's commission is reversed: our cancellation (with the insurer's refund), or
+    the nightly sync finding it cancelled at the insurer on `found_on` (no refund known)."""
+
+    policy: Policy
+    cancellation: Cancellation | None = None
+    found_on: date | None = None
+
+
+def _reversal_due(accrual: PolicyCommission, ended: _Ended) -> ReversalFigures | None:
+    policy, cancellation = ended.policy, ended.cancellation
     return commission_reversal_figures(
         commission=accrual.amount,
         premium=accrual.premium,
-        refund=cancellation.refund,
+        refund=cancellation.refund if cancellation is not None else None,
         starts_on=policy.starts_on,
         ends_on=policy.ends_on,
-        cancelled_on=cancellation.cancelled_on or cancellation.effective_on,
+        cancelled_on=(cancellation.cancelled_on or cancellation.effective_on) if cancellation else ended.found_on,
+        share_rate=accrual.sub_agency_rate,
     )
 
 
-def _reversal_fields(accrual: PolicyCommission, cancellation: Cancellation, figures: ReversalFigures) -> dict:
+def _reversal_fields(accrual: PolicyCommission, ended: _Ended, figures: ReversalFigures) -> dict:
     return {
         "agreement": accrual.agreement,
-        "cancellation": cancellation,
+        "cancellation": ended.cancellation,
+        "found_cancelled_on": ended.found_on if ended.cancellation is None else None,
         "premium": accrual.premium,
         "base": accrual.base,
         "base_amount": accrual.base_amount,
@@ -295,34 +435,61 @@ def _reversal_fields(accrual: PolicyCommission, cancellation: Cancellation, figu
         "refund": figures.refund,
         "reckoning": figures.reckoning,
         "amount": figures.amount,
+        "sub_agency_id": accrual.sub_agency_id,
+        "sub_agency_share_id": accrual.sub_agency_share_id,
+        "sub_agency_rate": accrual.sub_agency_rate,
+        "sub_agency_amount": figures.sub_agency_amount,
     }
+
+
+def _reverse(ended: _Ended, *, replaces_finding: bool) -> PolicyCommission | None:
+    """Write the policy's reversal for `ended`, once. A reversal already there is kept as it is,
+    except one reckoned from the sync's finding when `replaces_finding`: our own cancellation's
+    answer (the insurer's refund) is the better figure and takes its place."""
+    policy_id = ended.policy.pk
+    with transaction.atomic():
+        accrual = (
+            PolicyCommission.objects.select_for_update()
+            .select_related("agreement")
+            .filter(policy_id=policy_id, kind=PolicyCommission.Kind.ACCRUAL)
+            .first()
+        )
+        if accrual is None:
+            return None
+        existing = PolicyCommission.objects.filter(policy_id=policy_id, kind=PolicyCommission.Kind.REVERSAL).first()
+        if existing is not None and not (replaces_finding and existing.found_cancelled_on is not None):
+            return existing
+        figures = _reversal_due(accrual, ended)
+        if figures is None:
+            logger.warning("policy %s: no refund and no period, the commission is not reversed", policy_id)
+            return existing
+        fields = _reversal_fields(accrual, ended, figures)
+        if existing is not None:
+            for name, value in fields.items():
+                setattr(existing, name, value)
+            existing.computed_at = timezone.now()
+            existing.save()
+            return existing
+        return PolicyCommission.objects.create(
+            policy_id=policy_id, kind=PolicyCommission.Kind.REVERSAL, computed_at=timezone.now(), **fields
+        )
 
 
 def policy_commission_reverse(*, cancellation: Cancellation) -> PolicyCommission | None:
     """The commission given back when the insurer cancelled the policy (`policies.signals.
     policy_cancelled`). None when the policy earned nothing, or neither its refund nor its
-    period is known (logged: a person looks). A reversal already there is kept as it is."""
-    accrual = PolicyCommission.objects.filter(policy_id=cancellation.policy_id, kind=PolicyCommission.Kind.ACCRUAL)
-    accrual = accrual.select_related("agreement").first()
-    if accrual is None:
-        return None
-    existing = PolicyCommission.objects.filter(policy_id=cancellation.policy_id, kind=PolicyCommission.Kind.REVERSAL)
-    if existing.exists():
-        return existing.get()
-    figures = _reversal_due(accrual, cancellation)
-    if figures is None:
-        logger.warning("cancellation %s: no refund and no period, the commission is not reversed", cancellation.pk)
-        return None
-    try:
-        with transaction.atomic():
-            return PolicyCommission.objects.create(
-                policy_id=cancellation.policy_id,
-                kind=PolicyCommission.Kind.REVERSAL,
-                computed_at=timezone.now(),
-                **_reversal_fields(accrual, cancellation, figures),
-            )
-    except IntegrityError:
-        return existing.get()
+    period is known (logged: a person looks). A reversal already there is kept as it is, unless
+    it was reckoned from the sync's finding (then this one, with the refund, replaces it)."""
+    return _reverse(_Ended(policy=cancellation.policy, cancellation=cancellation), replaces_finding=True)
+
+
+def policy_commission_reverse_found(*, policy: Policy, found_on: date) -> PolicyCommission | None:
+    """The commission given back for a policy the nightly sync found cancelled at its insurer
+    (`sync.signals.policy_found_cancelled`: cancelled on the insurer's portal or by phone, no
+    cancellation of ours). No refund is known, so by the days of the period left after
+    `found_on` (the latest it can have been cancelled). Idempotent: a reversal already there,
+    ours or an earlier finding's, is kept as it is."""
+    return _reverse(_Ended(policy=policy, found_on=found_on), replaces_finding=False)
 
 
 # --- recomputing ---------------------------------------------------------------------------------
@@ -352,6 +519,22 @@ def _write(policy: Policy, kind: str, fields: dict[str, Any], existing: PolicyCo
     return Recomputed.CORRECTED
 
 
+def _ended_for(policy: Policy, reversal: PolicyCommission | None) -> _Ended | None:
+    """Why the policy's commission is reversed, if it is: our cancellation the insurer confirmed;
+    else, for a policy found CANCELLED at the insurer, the day the finding was dated (the
+    reversal's own, or the policy's last sync for one found before reversals were written)."""
+    cancellation = Cancellation.objects.filter(policy=policy, state=WorkState.SUBMITTED).first()
+    if cancellation is not None:
+        return _Ended(policy=policy, cancellation=cancellation)
+    if policy.status != Policy.Status.CANCELLED:
+        return None
+    if reversal is not None and reversal.found_cancelled_on is not None:
+        return _Ended(policy=policy, found_on=reversal.found_cancelled_on)
+    if policy.last_synced_at is not None:
+        return _Ended(policy=policy, found_on=timezone.localdate(policy.last_synced_at))
+    return None
+
+
 def policy_commission_recompute(*, policy: Policy) -> Recomputed:
     """Bring one policy's entries in line with the agreements as they stand now: the accrual under
     the agreement in force on its issue day and, if the insurer cancelled it, the reversal. Doing
@@ -365,13 +548,12 @@ def policy_commission_recompute(*, policy: Policy) -> Recomputed:
             if accrual_kind in entries:
                 return Recomputed.KEPT
             return Recomputed.NO_PREMIUM if locked.premium is None else Recomputed.NO_AGREEMENT
-        outcome = _write(locked, accrual_kind, _accrual_fields(*due), entries.get(accrual_kind))
+        outcome = _write(locked, accrual_kind, _accrual_fields(locked, due), entries.get(accrual_kind))
         accrual = PolicyCommission.objects.select_related("agreement").get(policy=locked, kind=accrual_kind)
-        done = Cancellation.objects.filter(policy=locked, state=WorkState.SUBMITTED).select_related("policy")
-        cancellation = done.first()
-        reversal = _reversal_due(accrual, cancellation) if cancellation is not None else None
+        ended = _ended_for(locked, entries.get(reversal_kind))
+        reversal = _reversal_due(accrual, ended) if ended is not None else None
         if reversal is not None:
-            fields = _reversal_fields(accrual, cancellation, reversal)
+            fields = _reversal_fields(accrual, ended, reversal)
             if _write(locked, reversal_kind, fields, entries.get(reversal_kind)) != Recomputed.UNCHANGED:
                 outcome = Recomputed.CORRECTED if outcome == Recomputed.UNCHANGED else outcome
         return outcome

@@ -1,4 +1,4 @@
-"""The agency admin's commission page, beside its agents page under acente/."""
+"""The agency admin's commission pages, beside its agents page under acente/."""
 
 from django.urls import path
 
@@ -6,4 +6,5 @@ from commissions import views
 
 urlpatterns = [
     path("acente/komisyonlar/", views.agreement_list, name="commission_agreements"),
+    path("acente/uretim-raporu/", views.production_report, name="production_report"),
 ]

@@ -64,6 +64,7 @@ from quotes.models import Policy
 from quotes.services.policies import policy_period_store
 from sync.models import SyncItem, SyncRun
 from sync.pump_beat import pump_beat_record
+from sync.signals import policy_found_cancelled
 
 logger = logging.getLogger(__name__)
 
@@ -265,11 +266,21 @@ def _store_status(item: SyncItem, outcome: Outcome) -> None:
     policy_period_store(policy, answer)
     if status != policy.status and status in ENDED_STATUSES:
         policy.status = status
+        _announce_found_cancelled([policy])
         transaction.on_commit(lambda: _notify_ended(policy))
 
 
 # What the nightly sync tells the agency about: a policy it found ended at its insurer.
 ENDED_STATUSES = (Policy.Status.CANCELLED, Policy.Status.EXPIRED)
+
+
+def _announce_found_cancelled(policies: Iterable[Policy]) -> None:
+    """`policy_found_cancelled` for each policy this sync just found CANCELLED (after its status
+    is written, in the same transaction: a receiver's entry stands or falls with it)."""
+    found_on = timezone.localdate()
+    for policy in policies:
+        if policy.status == Policy.Status.CANCELLED:
+            policy_found_cancelled.send_robust(sender=Policy, policy=policy, found_on=found_on)
 
 
 def _notify_ended(policy: Policy) -> None:
@@ -303,6 +314,7 @@ def _store_statuses(done: list[tuple[SyncItem, Outcome]]) -> list[SyncItem]:
     )
     now = timezone.now()
     rows = []
+    found_cancelled: list[Policy] = []
     for item in written:
         policy, result = by_pk[item.policy_id], results[item.pk]
         status = result.status.value
@@ -312,8 +324,10 @@ def _store_statuses(done: list[tuple[SyncItem, Outcome]]) -> list[SyncItem]:
         rows.append((status, now, starts_on, ends_on, policy.pk))
         if status != policy.status and status in ENDED_STATUSES:
             policy.status = status
+            found_cancelled.append(policy)
             transaction.on_commit(partial(_notify_ended, policy))
     _policies_update(rows)
+    _announce_found_cancelled(found_cancelled)
     return written
 
 

@@ -15,5 +15,8 @@ urlpatterns = [
         views.CommissionAgreementDetailApi.as_view(),
         name="commission-agreement-detail",
     ),
+    path("sub-agency-shares/", views.SubAgencySharesApi.as_view(), name="sub-agency-shares"),
+    path("sub-agency-shares/<str:share_id>/", views.SubAgencyShareDetailApi.as_view(), name="sub-agency-share-detail"),
+    path("production-report/", views.ProductionReportApi.as_view(), name="production-report"),
     path("policies/<str:policy_id>/commission/", views.PolicyCommissionApi.as_view(), name="policy-commission"),
 ]

@@ -1,4 +1,5 @@
-"""Shared fixtures of the commission tests: the agency's owner, agreements, real policies."""
+"""Shared fixtures of the commission tests: the agency's owner, a sub-agency and its agent,
+agreements and shares, real policies."""
 
 from __future__ import annotations
 
@@ -8,11 +9,17 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 
-from agencies.models import Agency, AgentProfile
-from commissions.models import CommissionAgreement
+from agencies.models import Agency, AgentProfile, SubAgency
+from commissions.models import CommissionAgreement, SubAgencyShare
 from integrations.models import Insurer
+from integrations.work.item import WorkState
+from quotes.models import Policy, QuoteRequest
+from quotes.services import issuance as issuance_service
+from quotes.services import quote_requests
+from tests import samples
 from tests.conftest import AGENT_PASSWORD
 from tests.policies.conftest import quick_cancel_policy  # noqa: F401  (a fixture, used by name)
+from tests.sync.conftest import quick_status_policy  # noqa: F401  (a fixture, used by name)
 
 LONG_AGO = date(2020, 1, 1)
 
@@ -43,3 +50,41 @@ def agreement(
         base=base,
         effective_from=effective_from,
     )
+
+
+@pytest.fixture
+def sub_agency(agents) -> SubAgency:
+    """A sub-agency (tali acente) of ACENTE1."""
+    return SubAgency.objects.create(agency=Agency.objects.get(code="ACENTE1"), code="kadikoy", name="Kadıköy Tali")
+
+
+@pytest.fixture
+def sub_agent(sub_agency):
+    """An agent of the sub-agency: what they sell is credited to it."""
+    user = get_user_model().objects.create_user("tali-kadikoy", password=AGENT_PASSWORD)
+    AgentProfile.objects.create(user=user, agency=sub_agency.agency, sub_agency=sub_agency)
+    return user
+
+
+def share(sub_agency: SubAgency, rate: str = "60.00", effective_from: date = LONG_AGO) -> SubAgencyShare:
+    """A share stored as it is (the service's rules are tested on their own)."""
+    return SubAgencyShare.objects.create(sub_agency=sub_agency, rate=Decimal(rate), effective_from=effective_from)
+
+
+def issued_by(user, code: str, *, product: str = "trafik", data: dict | None = None) -> Policy:
+    """A policy really issued at `code` by `user` (a quote request of theirs, fetched and issued).
+
+    The request is credited to the user's sub-agency as the desk credits it; until the request
+    services set `QuoteRequest.sub_agency` themselves, it is set here from the profile.
+    """
+    request = quote_requests.quote_request_create(
+        user=user, product=product, data=data or samples.trafik_on_a_new_plate()
+    )
+    profile = user.agent_profile
+    if profile.sub_agency_id and request.sub_agency_id is None:
+        QuoteRequest.objects.filter(pk=request.pk).update(sub_agency_id=profile.sub_agency_id)
+    row = request.insurer_quotes.get(insurer__code=code)
+    quote_requests.insurer_quote_fetch(row.id)
+    issuance = issuance_service.issuance_start(user=user, insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN)
+    assert issuance_service.issuance_process(issuance.pk) == WorkState.SUBMITTED
+    return Policy.objects.get(issuance=issuance)
