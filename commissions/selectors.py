@@ -9,6 +9,7 @@ from decimal import Decimal
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import BooleanField, Case, OuterRef, Q, QuerySet, Subquery, Value, When
 
+from agencies.scope import scope_q
 from commissions.models import CommissionAgreement, PolicyCommission
 from quotes import selectors as quote_selectors
 from quotes.models import Policy
@@ -18,11 +19,10 @@ NO_PREMIUM_TR = "Prim bilinmediği için komisyon hesaplanamadı"
 
 
 def _agency_filter(user: AbstractBaseUser) -> Q:
-    """As every desk read: the user's agency, or all of them with `quotes.view_all_agencies`."""
-    if user.has_perm("quotes.view_all_agencies"):
-        return Q()
-    profile = getattr(user, "agent_profile", None)
-    return Q(agency_id=profile.agency_id) if profile is not None else Q(pk__in=[])
+    """As every desk read (`agencies.scope`): the user's agency, or all of them with
+    `quotes.view_all_agencies`. An agreement is the agency's own, credited to no sub-agency: a
+    sub-agency user sees none (the agreements are the manager's)."""
+    return scope_q(user, sub_agency=None)
 
 
 def commission_agreement_in_force(

@@ -1,18 +1,17 @@
-"""Reads of policy operations, scoped like the desk's: another agency's record is an unknown one."""
+"""Reads of policy operations, scoped like the desk's (`agencies.scope`): another agency's (or
+sub-agency's) record is an unknown one. Both are credited through their policy."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db.models import Q
 
+from agencies.scope import scope_q
 from policies.models import Cancellation, PolicyFinding
 
 
 def _agency_filter(user: User) -> Q:
-    if user.has_perm("quotes.view_all_agencies"):
-        return Q()
-    profile = getattr(user, "agent_profile", None)
-    return Q(agency_id=profile.agency_id) if profile is not None else Q(pk__in=[])
+    return scope_q(user, sub_agency="policy__sub_agency")
 
 
 def cancellation_get(*, user: User, pk: int) -> Cancellation:
