@@ -165,11 +165,8 @@ def notify_document_ready(document: PolicyDocument) -> list[Notification]:
 def notify_policy_ended(policy: Policy) -> list[Notification]:
     """The nightly sync found a policy cancelled or lapsed at its insurer."""
     issuance = getattr(policy, "issuance", None)
-    recipients = (
-        [issuance.requested_by, *agency_people(policy.agency_id, sub_agency_id=policy.sub_agency_id)]
-        if issuance
-        else agency_people(policy.agency_id, sub_agency_id=policy.sub_agency_id)
-    )
+    people = agency_people(policy.agency_id, sub_agency_id=policy.sub_agency_id)
+    recipients = [issuance.requested_by, *people] if issuance else people
     status = policy.get_status_display()
     return notify(
         recipients=recipients,
