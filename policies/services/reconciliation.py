@@ -280,8 +280,12 @@ def _notify(finding_id: int) -> None:
         if finding.kind != PolicyFinding.Kind.DUPLICATE:
             return
         policy = finding.policy
+        # A sub-agency hears of a duplicate only when both policies are its own (as it sees it:
+        # policies.selectors.duplicate_findings); else the agency's people only.
+        original = finding.original
+        shared = original is None or original.sub_agency_id == policy.sub_agency_id
         notify(
-            recipients=agency_people(finding.agency_id, sub_agency_id=finding.policy.sub_agency_id),
+            recipients=agency_people(finding.agency_id, sub_agency_id=policy.sub_agency_id if shared else None),
             agency_id=finding.agency_id,
             kind=Notification.Kind.DUPLICATE_FOUND,
             key=f"finding:{finding.pk}",

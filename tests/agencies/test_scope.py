@@ -267,3 +267,41 @@ def test_who_hears_of_a_sub_agencys_policy(people):
     """The agency's managers always; a sub-agency's users only of their own sub-agency's records."""
     assert set(agency_people(people.agency.pk)) == {people.manager}
     assert set(agency_people(people.agency.pk, sub_agency_id=people.a1.pk)) == {people.manager, people.a1_user}
+
+
+def test_a_duplicate_is_a_sub_agencys_only_when_both_policies_are(people):
+    """A duplicate names the policy it repeats: A1 sees one between two A1 policies, not one whose
+    original is the agency's own; the staff see both."""
+    from integrations.models import InsurerAccount
+    from policies.models import PolicyFinding
+    from policies.selectors import duplicate_findings
+    from quotes.models import Policy
+
+    account = InsurerAccount.objects.select_related("insurer").filter(agency=people.agency).first()
+
+    def policy(number: str, sub_agency: SubAgency | None) -> Policy:
+        return Policy.objects.create(
+            agency=people.agency,
+            insurer=account.insurer,
+            account=account,
+            product="trafik",
+            policy_no=number,
+            plate="34ABC123",
+            sub_agency=sub_agency,
+        )
+
+    within = PolicyFinding.objects.create(
+        kind=PolicyFinding.Kind.DUPLICATE,
+        agency=people.agency,
+        policy=policy("D-1", people.a1),
+        original=policy("D-0", people.a1),
+    )
+    across = PolicyFinding.objects.create(
+        kind=PolicyFinding.Kind.DUPLICATE,
+        agency=people.agency,
+        policy=policy("D-2", people.a1),
+        original=policy("D-H", None),
+    )
+    assert set(duplicate_findings(user=people.a1_user)) == {within}
+    assert set(duplicate_findings(user=people.a2_user)) == set()
+    assert set(duplicate_findings(user=people.staff)) == {within, across}
