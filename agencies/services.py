@@ -40,8 +40,9 @@ def agent_role_problems(
 ) -> dict[str, str]:
     """What is wrong with a login's place in an agency, by field, in Turkish: a sub-agency user
     who would be an agency admin (the manager sees and manages the whole agency, which a
-    sub-agency user may not), or a sub-agency of another agency. The desk's service and the
-    Django admin's form both ask here."""
+    sub-agency user may not), or a sub-agency of another agency. The Django admin's profile form
+    asks here; the desk's `agent_create` makes plain agents only (never admins, and only of the
+    manager's own sub-agencies); the check constraint on `AgentProfile` holds for any other writer."""
     errors: dict[str, str] = {}
     if sub_agency is None:
         return errors
