@@ -24,6 +24,18 @@ class AgentCreateForm(forms.Form):
         ]
 
 
+class AgentMoveForm(forms.Form):
+    """One agent's sub-agency, chosen on their row (blank: the agency's own staff)."""
+
+    sub_agency_id = forms.TypedChoiceField(label="Tali acente", required=False, coerce=int, empty_value=None)
+
+    def __init__(self, *args, sub_agencies=(), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["sub_agency_id"].choices = [("", "Acentenin kendisi")] + [
+            (sub_agency.pk, sub_agency.name) for sub_agency in sub_agencies if sub_agency.is_active
+        ]
+
+
 class SubAgencyCreateForm(forms.Form):
     code = forms.CharField(label="Tali acente kodu", max_length=32, required=False)
     name = forms.CharField(label="Tali acente adı", max_length=200, required=False)

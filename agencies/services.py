@@ -140,6 +140,24 @@ def agent_set_active(*, admin: User, agent_id: int, is_active: bool) -> AgentPro
     return agent
 
 
+def agent_set_sub_agency(*, admin: User, agent_id: int, sub_agency_id: int | None) -> AgentProfile:
+    """Move an agent into one of the agency's active sub-agencies (or, with None, back to the
+    agency's own staff). Another agency's agent is DoesNotExist, like an unknown one; another
+    agency's or a switched-off sub-agency is AgentInvalid on `sub_agency_id`.
+
+    What the agent made before stays credited where it was made: the credit is fixed at the sale.
+    """
+    agent = managed_agents(admin=admin).get(pk=agent_id)
+    sub_agency = None
+    if sub_agency_id is not None:
+        sub_agency = SubAgency.objects.filter(pk=sub_agency_id, agency_id=agent.agency_id, is_active=True).first()
+        if sub_agency is None:
+            raise AgentInvalid({"sub_agency_id": [SUB_AGENCY_CHOICE_MESSAGE]})
+    agent.sub_agency = sub_agency
+    agent.save(update_fields=["sub_agency"])
+    return agent
+
+
 def sub_agency_create(*, admin: User, code: str, name: str) -> SubAgency:
     """A new sub-agency (tali acente) of the manager's agency. Raises SubAgencyInvalid keyed by
     field, in Turkish: a code is letters, digits, - and _ and unique within the agency."""

@@ -16,11 +16,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from agencies.forms import AgentCreateForm, SubAgencyCreateForm
+from agencies.forms import AgentCreateForm, AgentMoveForm, SubAgencyCreateForm
 from agencies.scope import is_agency_manager
 from agencies.services import (
     agent_create,
     agent_set_active,
+    agent_set_sub_agency,
     managed_agents,
     managed_sub_agencies,
     sub_agency_create,
@@ -79,6 +80,24 @@ def agent_toggle(request: AuthenticatedHttpRequest, agent_id: int) -> HttpRespon
     agent = agent_set_active(admin=request.user, agent_id=agent_id, is_active=is_active)
     state = "etkinleştirildi" if is_active else "pasifleştirildi"
     messages.success(request, f"{agent.user.get_username()} {state}.")
+    return redirect("agency_agents")
+
+
+@login_required
+@require_POST
+@desk_errors
+def agent_move(request: AuthenticatedHttpRequest, agent_id: int) -> HttpResponse:
+    """An agent moved into a sub-agency, or back to the agency's own staff (a blank choice)."""
+    _require_agency_admin(request)
+    form = AgentMoveForm(request.POST, sub_agencies=managed_sub_agencies(admin=request.user))
+    if not form.is_valid():
+        messages.error(request, "Geçersiz tali acente seçimi.")
+        return redirect("agency_agents")
+    agent = agent_set_sub_agency(
+        admin=request.user, agent_id=agent_id, sub_agency_id=form.cleaned_data["sub_agency_id"]
+    )
+    where = agent.sub_agency.name if agent.sub_agency else "acentenin kendisi"
+    messages.success(request, f"{agent.user.get_username()}: {where}.")
     return redirect("agency_agents")
 
 

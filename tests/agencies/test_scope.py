@@ -208,6 +208,27 @@ def test_manager_creates_a_sub_agency_adds_a_user_to_it_and_switches_it_off(peop
     assert response.status_code == 400 and not AgentProfile.objects.filter(user__username="kadikoy-iki").exists()
 
 
+def test_manager_moves_an_agent_into_a_sub_agency_and_back(people):
+    """The row's "Taşı": into an active sub-agency of the agency, back with the blank choice;
+    another agency's sub-agency or agent is refused and nothing moves."""
+    client = Client()
+    client.force_login(people.manager)
+    staff = people.staff.agent_profile
+    move = f"/acente/calisanlar/{staff.pk}/tali-acente/"
+    assert client.post(move, {"sub_agency_id": people.a2.pk}).status_code == 302
+    assert AgentProfile.objects.get(pk=staff.pk).sub_agency == people.a2
+    assert visible(get_user_model().objects.get(pk=people.staff.pk)) == {"A2"}
+    assert client.post(move, {"sub_agency_id": ""}).status_code == 302
+    assert AgentProfile.objects.get(pk=staff.pk).sub_agency is None
+    other = SubAgency.objects.create(agency=Agency.objects.get(code="ACENTE2"), code="x", name="Öteki Tali")
+    response = client.post(move, {"sub_agency_id": other.pk}, follow=True)
+    assert "Geçersiz tali acente seçimi." in response.content.decode()
+    assert AgentProfile.objects.get(pk=staff.pk).sub_agency is None
+    outsider = people.other_agency_user.agent_profile
+    response = client.post(f"/acente/calisanlar/{outsider.pk}/tali-acente/", {"sub_agency_id": ""})
+    assert response.status_code == 404
+
+
 def test_sub_agency_input_errors_are_turkish_field_errors(people):
     client = Client()
     client.force_login(people.manager)
