@@ -1,3 +1,4 @@
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -6,7 +7,8 @@ from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
 from agencies.auth import ANY, login_lock_lift
-from agencies.models import Agency, AgentProfile, ApiToken, LoginFailure, LoginLockout
+from agencies.models import Agency, AgentProfile, ApiToken, LoginFailure, LoginLockout, SubAgency
+from agencies.services import agent_role_problems
 
 # DRF registers its tokens as "İşaret" under an app of their own; they are listed here instead,
 # beside the logins they belong to, under their Turkish name.
@@ -37,10 +39,39 @@ class AgencyAdmin(admin.ModelAdmin):
     search_fields = ["code", "name"]
 
 
+@admin.register(SubAgency)
+class SubAgencyAdmin(admin.ModelAdmin):
+    list_display = ["code", "name", "agency", "is_active", "created_at"]
+    list_filter = ["agency", "is_active"]
+    search_fields = ["code", "name", "agency__code"]
+
+
+class AgentProfileForm(forms.ModelForm):
+    """The rule the desk keeps (`agencies.services.agent_role_problems`), kept here too: a
+    sub-agency user is no agency admin, and their sub-agency is their agency's."""
+
+    class Meta:
+        model = AgentProfile
+        fields = ["user", "agency", "sub_agency", "is_agency_admin"]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        problems = agent_role_problems(
+            agency=cleaned.get("agency"),
+            sub_agency=cleaned.get("sub_agency"),
+            is_agency_admin=bool(cleaned.get("is_agency_admin")),
+        )
+        for field, message in problems.items():
+            self.add_error(field, message)
+        return cleaned
+
+
 @admin.register(AgentProfile)
 class AgentProfileAdmin(admin.ModelAdmin):
-    list_display = ["user", "agency", "is_agency_admin"]
-    list_filter = ["agency", "is_agency_admin"]
+    form = AgentProfileForm
+    list_display = ["user", "agency", "sub_agency", "is_agency_admin"]
+    list_filter = ["agency", "sub_agency", "is_agency_admin"]
+    list_select_related = ["user", "agency", "sub_agency"]
 
 
 @admin.register(LoginFailure)

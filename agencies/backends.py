@@ -1,4 +1,4 @@
-"""Logins and sessions refuse agents of a deactivated agency.
+"""Logins and sessions refuse agents of a deactivated agency or sub-agency.
 
 One backend carries the rule for every door: `authenticate()` (the desk login, the admin login
 and the API token endpoint all call it) and `get_user()` (every request of a logged-in session).
@@ -16,9 +16,12 @@ from django.contrib.auth.backends import ModelBackend
 
 
 def agency_allows(user: Any) -> bool:
-    """False only for an agent whose agency is deactivated; staff without an agency are not agents."""
+    """False only for an agent whose agency, or sub-agency (tali acente), is deactivated; staff
+    without an agency are not agents."""
     profile = getattr(user, "agent_profile", None)
-    return profile is None or profile.agency.is_active
+    if profile is None:
+        return True
+    return profile.agency.is_active and (profile.sub_agency_id is None or profile.sub_agency.is_active)
 
 
 class ActiveAgencyModelBackend(ModelBackend):
@@ -29,7 +32,9 @@ class ActiveAgencyModelBackend(ModelBackend):
         # One query for the user, the profile and the agency: this runs on every request.
         user_model = get_user_model()
         try:
-            user = user_model._default_manager.select_related("agent_profile__agency").get(pk=user_id)
+            user = user_model._default_manager.select_related("agent_profile__agency", "agent_profile__sub_agency").get(
+                pk=user_id
+            )
         except user_model.DoesNotExist:
             return None
         return user if self.user_can_authenticate(user) else None

@@ -1,4 +1,5 @@
-"""The agency admin's form for a new agent: it only collects; `agencies.services.agent_create` decides."""
+"""The agency manager's forms for a new agent and a new sub-agency: they only collect;
+`agencies.services` decides."""
 
 from django import forms
 
@@ -10,3 +11,31 @@ class AgentCreateForm(forms.Form):
     password = forms.CharField(
         label="Parola", required=False, strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
     )
+    # Blank: the agency's own staff. The service checks the choice is one of the agency's active
+    # sub-agencies; the choices offered are only what the page lists.
+    sub_agency_id = forms.TypedChoiceField(
+        label="Tali acente", required=False, coerce=int, empty_value=None, choices=[("", "Acentenin kendisi")]
+    )
+
+    def __init__(self, *args, sub_agencies=(), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["sub_agency_id"].choices = [("", "Acentenin kendisi")] + [
+            (sub_agency.pk, sub_agency.name) for sub_agency in sub_agencies if sub_agency.is_active
+        ]
+
+
+class AgentMoveForm(forms.Form):
+    """One agent's sub-agency, chosen on their row (blank: the agency's own staff)."""
+
+    sub_agency_id = forms.TypedChoiceField(label="Tali acente", required=False, coerce=int, empty_value=None)
+
+    def __init__(self, *args, sub_agencies=(), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["sub_agency_id"].choices = [("", "Acentenin kendisi")] + [
+            (sub_agency.pk, sub_agency.name) for sub_agency in sub_agencies if sub_agency.is_active
+        ]
+
+
+class SubAgencyCreateForm(forms.Form):
+    code = forms.CharField(label="Tali acente kodu", max_length=32, required=False)
+    name = forms.CharField(label="Tali acente adı", max_length=200, required=False)

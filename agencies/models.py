@@ -68,6 +68,14 @@ class AgentProfile(models.Model):
     class Meta:
         verbose_name = "acente çalışanı"
         verbose_name_plural = "acente çalışanları"
+        constraints = [
+            # The manager sees and manages the whole agency; a sub-agency user sees only their
+            # sub-agency's records (agencies.scope), so one login cannot be both.
+            models.CheckConstraint(
+                condition=models.Q(is_agency_admin=False) | models.Q(sub_agency__isnull=True),
+                name="sub_agency_user_is_no_agency_admin",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.agency.code}"

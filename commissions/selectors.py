@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import BooleanField, Case, OuterRef, Q, QuerySet, Subquery, Value, When
 
 from agencies.models import SubAgency
+from agencies.scope import scope_q
 from commissions.models import CommissionAgreement, PolicyCommission, SubAgencyShare
 from quotes import selectors as quote_selectors
 from quotes.models import Policy
@@ -18,12 +19,11 @@ NO_AGREEMENT_TR = "Komisyon anlaşması yok"
 NO_PREMIUM_TR = "Prim bilinmediği için komisyon hesaplanamadı"
 
 
-def _agency_filter(user: AbstractBaseUser, field: str = "agency_id") -> Q:
-    """As every desk read: the user's agency, or all of them with `quotes.view_all_agencies`."""
-    if user.has_perm("quotes.view_all_agencies"):
-        return Q()
-    profile = getattr(user, "agent_profile", None)
-    return Q(**{field: profile.agency_id}) if profile is not None else Q(pk__in=[])
+def _agency_filter(user: AbstractBaseUser, agency: str = "agency") -> Q:
+    """As every desk read (`agencies.scope`): the user's agency, or all of them with
+    `quotes.view_all_agencies`. Agreements and shares are the agency's own, credited to no
+    sub-agency: a sub-agency user sees none (they are the manager's)."""
+    return scope_q(user, agency=agency, sub_agency=None)
 
 
 def commission_agreement_in_force(
@@ -51,7 +51,7 @@ def sub_agency_share_in_force(*, sub_agency_id: int, on: date) -> SubAgencyShare
 def sub_agency_share_list(*, user: AbstractBaseUser, sub_agency_id: int | None = None) -> QuerySet[SubAgencyShare]:
     """The agency's sub-agency shares (history included), each with `in_force` (the one applying
     today), newest start first within each sub-agency."""
-    shares = SubAgencyShare.objects.filter(_agency_filter(user, "sub_agency__agency_id"))
+    shares = SubAgencyShare.objects.filter(_agency_filter(user, "sub_agency__agency"))
     if sub_agency_id is not None:
         shares = shares.filter(sub_agency_id=sub_agency_id)
     latest = (

@@ -1,7 +1,8 @@
-"""Reads of customers, scoped like every read on the desk: an agent sees their own agency's.
+"""Reads of customers, scoped like every read on the desk (`agencies.scope`): an agent sees their
+own agency's, a sub-agency user their sub-agency's.
 
 Reading every agency takes `quotes.view_all_agencies` (the one cross-agency read permission);
-writing and offering a customer on the quote form stay with the user's own agency.
+writing and offering a customer on the quote form stay with the user's own scope.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from agencies.scope import scope_q
 from customers.models import Customer
 from customers.name_search import name_contains
 from quotes.models import Policy, QuoteRequest
@@ -21,12 +23,11 @@ _IDENTITY_DIGITS = frozenset("0123456789")
 
 
 def _own_agency(user: User) -> Q:
-    profile = getattr(user, "agent_profile", None)
-    return Q(agency_id=profile.agency_id) if profile is not None else Q(pk__in=[])
+    return scope_q(user, acting=True)
 
 
 def _readable(user: User) -> Q:
-    return Q() if user.has_perm("quotes.view_all_agencies") else _own_agency(user)
+    return scope_q(user)
 
 
 def customer_matching(search: str) -> Q:
@@ -62,26 +63,31 @@ def customer_choices(*, user: User) -> QuerySet[Customer]:
     return Customer.objects.filter(_own_agency(user))
 
 
-def customer_quote_requests(*, customer: Customer) -> QuerySet[QuoteRequest]:
-    return QuoteRequest.objects.filter(customer=customer, agency_id=customer.agency_id).select_related("created_by")
+def customer_quote_requests(*, user: User, customer: Customer) -> QuerySet[QuoteRequest]:
+    """The customer's requests that `user` may read: a sub-agency user reading their customer still
+    sees only what is credited to their sub-agency."""
+    return QuoteRequest.objects.filter(scope_q(user), customer=customer, agency_id=customer.agency_id).select_related(
+        "created_by"
+    )
 
 
-def customer_policies(*, customer: Customer) -> QuerySet[Policy]:
-    """The customer's policies. A policy issued from the customer's request counts even when the
-    policy row itself was stored without the customer (issued before the link was written)."""
+def customer_policies(*, user: User, customer: Customer) -> QuerySet[Policy]:
+    """The customer's policies that `user` may read. A policy issued from the customer's request
+    counts even when the policy row itself was stored without the customer (issued before the
+    link was written)."""
     return (
         Policy.objects.filter(Q(customer=customer) | Q(issuance__quote_request__customer=customer))
-        .filter(agency_id=customer.agency_id)
+        .filter(scope_q(user), agency_id=customer.agency_id)
         .select_related("insurer")
         .distinct()
     )
 
 
-def customer_renewals(*, customer: Customer, today: date | None = None) -> QuerySet[Policy]:
+def customer_renewals(*, user: User, customer: Customer, today: date | None = None) -> QuerySet[Policy]:
     """Policies in force that end within the renewal window: the ones to offer a renewal quote for."""
     today = today or timezone.localdate()
     return (
-        customer_policies(customer=customer)
+        customer_policies(user=user, customer=customer)
         .filter(status=Policy.Status.ACTIVE, ends_on__gte=today, ends_on__lte=today + RENEWAL_WINDOW)
         .order_by("ends_on")
     )

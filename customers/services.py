@@ -1,4 +1,5 @@
-"""Writes on customers: create and update, always inside the acting agent's own agency."""
+"""Writes on customers: create and update, always inside the acting agent's own scope: their
+agency, and for a sub-agency user their sub-agency, which a new customer is credited to."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from agencies.models import Agency
+from agencies.scope import may_act_on, sub_agency_of
 from customers.models import Customer
 from customers.validators import CUSTOMER_FIELDS, validate_customer
 from insurehub.errors import Invalid, NoActiveAgency
@@ -63,22 +65,29 @@ def _save(customer: Customer) -> Customer:
 
 
 def customer_create(*, user: User, data: Mapping[str, Any]) -> Customer:
-    """Validate, then store a customer of the user's agency."""
+    """Validate, then store a customer of the user's agency, credited to the user's sub-agency
+    (none for the agency's own staff).
+
+    The identity number is unique per agency, not per sub-agency (one person, one customer of the
+    agency): a sub-agency user adding a person the agency already serves is told so, without
+    being shown whose customer it is.
+    """
     agency = customer_agency(user)
     clean, errors = validate_customer(data)
     if errors:
         raise CustomerInvalid(errors)
-    return _save(Customer(agency=agency, created_by=user, **clean))
+    return _save(Customer(agency=agency, sub_agency=sub_agency_of(user), created_by=user, **clean))
 
 
 def customer_update(*, user: User, customer: Customer, data: Mapping[str, Any]) -> Customer:
     """Change some or all fields; fields not in `data` keep their value. The whole customer is
     checked again, so a consent time cannot lose its channel through a partial change.
 
-    Another agency's customer raises `Customer.DoesNotExist`: the caller answers "not found".
+    Another agency's (or sub-agency's) customer raises `Customer.DoesNotExist`: the caller
+    answers "not found".
     """
-    agency = customer_agency(user)
-    if customer.agency_id != agency.pk:
+    customer_agency(user)
+    if not may_act_on(user, agency_id=customer.agency_id, sub_agency_id=customer.sub_agency_id):
         raise Customer.DoesNotExist("Müşteri bulunamadı.")
     current = {field: getattr(customer, field) for field in CUSTOMER_FIELDS}
     clean, errors = validate_customer({**current, **{k: v for k, v in data.items() if k in CUSTOMER_FIELDS}})

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from agencies.scope import may_act_on
 from customers import selectors
 from customers.forms import CustomerForm
 from customers.services import customer_create, customer_may_write, customer_update
@@ -60,17 +61,15 @@ def customer_new(request: AuthenticatedHttpRequest) -> HttpResponse:
 @desk_errors
 def customer_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     customer = selectors.customer_get(user=request.user, pk=pk)
-    profile = getattr(request.user, "agent_profile", None)
     context = {
         "customer": customer,
-        "quote_requests": selectors.customer_quote_requests(customer=customer)[:HISTORY_LIMIT],
-        "policies": selectors.customer_policies(customer=customer)[:HISTORY_LIMIT],
-        "renewals": selectors.customer_renewals(customer=customer),
+        "quote_requests": selectors.customer_quote_requests(user=request.user, customer=customer)[:HISTORY_LIMIT],
+        "policies": selectors.customer_policies(user=request.user, customer=customer)[:HISTORY_LIMIT],
+        "renewals": selectors.customer_renewals(user=request.user, customer=customer),
         "renewal_days": selectors.RENEWAL_WINDOW.days,
-        # Only the customer's own agency edits them or asks quotes for them.
+        # Only the customer's own scope (agency, or sub-agency) edits them or asks quotes for them.
         "may_write": customer_may_write(request.user)
-        and profile is not None
-        and profile.agency_id == customer.agency_id,
+        and may_act_on(request.user, agency_id=customer.agency_id, sub_agency_id=customer.sub_agency_id),
     }
     return render(request, "customers/customer_detail.html", context)
 

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.utils.text import get_valid_filename
 
+from agencies.scope import may_act_on
 from documents.models import PolicyDocument
 from quotes import selectors as quote_selectors
 from quotes.models import Policy
@@ -35,9 +36,8 @@ def document_downloadable(*, user: User, policy_id: int) -> PolicyDocument:
 
 
 def may_refetch(*, user: User, policy: Policy) -> bool:
-    """Only the policy's own agency re-fetches: it spends that agency's insurer account."""
-    profile = getattr(user, "agent_profile", None)
-    return profile is not None and profile.agency_id == policy.agency_id
+    """Only the policy's own scope re-fetches (`agencies.scope`): it spends that agency's insurer account."""
+    return may_act_on(user, agency_id=policy.agency_id, sub_agency_id=policy.sub_agency_id)
 
 
 def document_file_open(document: PolicyDocument) -> IO[bytes]:

@@ -28,6 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from agencies.scope import scoped
 from documents.models import PolicyDocument
 from insurehub.errors import Conflict
 from integrations.answers.results import Document
@@ -118,13 +119,14 @@ def document_refetch(*, user: User, policy_id: int) -> PolicyDocument:
     """The agency asks for its policy's PDF again ("Yeniden al").
 
     Only the policy's own agency may (a re-fetch spends that agency's insurer account; a
-    head-office reader with `quotes.view_all_agencies` may download but not re-fetch): another
-    agency's policy raises `Policy.DoesNotExist`, like an unknown one. A finished record goes
+    head-office reader with `quotes.view_all_agencies` may download but not re-fetch), and a
+    sub-agency user only their sub-agency's (`agencies.scope`): another agency's (or
+    sub-agency's) policy raises `Policy.DoesNotExist`, like an unknown one. A finished record goes
     back to QUEUED with a fresh set of tries and keeps its current file until the new one is
     stored; a record still being fetched is left as it is (asking twice sends nothing twice).
     """
     agency = agency_of(user)
-    policy = Policy.objects.select_related("insurer").get(pk=policy_id, agency=agency)
+    policy = scoped(Policy.objects.select_related("insurer"), user=user, acting=True).get(pk=policy_id)
     if not agency.is_active:
         raise DocumentRefused("Acenteniz pasif durumda; poliçe belgesi alınamaz.")
     document = document_request(policy=policy)

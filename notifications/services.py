@@ -82,12 +82,17 @@ def _email(notification_id: int) -> None:
     Notification.objects.filter(pk=notification_id).update(emailed_at=timezone.now())
 
 
-def agency_people(agency_id: int) -> list[User]:
+def agency_people(agency_id: int, *, sub_agency_id: int | None = None) -> list[User]:
     """Who hears about an agency's policy when nobody in particular asked for it: its admins,
-    else every active agent."""
+    else every active agent of the agency's own staff; and, for a policy credited to a
+    sub-agency, that sub-agency's active users. A sub-agency user never hears of a record outside
+    their sub-agency (the scope rule, `agencies.scope`, holds for what is told as for what is read)."""
     profiles = AgentProfile.objects.filter(agency_id=agency_id, user__is_active=True).select_related("user")
-    admins = [profile.user for profile in profiles if profile.is_agency_admin]
-    return admins or [profile.user for profile in profiles]
+    staff = [profile for profile in profiles if profile.sub_agency_id is None]
+    people = [profile.user for profile in staff if profile.is_agency_admin] or [profile.user for profile in staff]
+    if sub_agency_id is not None:
+        people += [profile.user for profile in profiles if profile.sub_agency_id == sub_agency_id]
+    return people
 
 
 def unread_count(user: User) -> int:
@@ -141,7 +146,11 @@ def notify_issuance_outcome(issuance: Issuance) -> list[Notification]:
 def notify_document_ready(document: PolicyDocument) -> list[Notification]:
     policy = document.policy
     issuance = getattr(policy, "issuance", None)
-    recipients = [issuance.requested_by] if issuance is not None else agency_people(policy.agency_id)
+    recipients = (
+        [issuance.requested_by]
+        if issuance is not None
+        else agency_people(policy.agency_id, sub_agency_id=policy.sub_agency_id)
+    )
     return notify(
         recipients=recipients,
         agency_id=policy.agency_id,
@@ -156,9 +165,8 @@ def notify_document_ready(document: PolicyDocument) -> list[Notification]:
 def notify_policy_ended(policy: Policy) -> list[Notification]:
     """The nightly sync found a policy cancelled or lapsed at its insurer."""
     issuance = getattr(policy, "issuance", None)
-    recipients = (
-        [issuance.requested_by, *agency_people(policy.agency_id)] if issuance else agency_people(policy.agency_id)
-    )
+    people = agency_people(policy.agency_id, sub_agency_id=policy.sub_agency_id)
+    recipients = [issuance.requested_by, *people] if issuance else people
     status = policy.get_status_display()
     return notify(
         recipients=recipients,

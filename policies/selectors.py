@@ -1,18 +1,17 @@
-"""Reads of policy operations, scoped like the desk's: another agency's record is an unknown one."""
+"""Reads of policy operations, scoped like the desk's (`agencies.scope`): another agency's (or
+sub-agency's) record is an unknown one. Both are credited through their policy."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db.models import Q
 
+from agencies.scope import scope_q
 from policies.models import Cancellation, PolicyFinding
 
 
 def _agency_filter(user: User) -> Q:
-    if user.has_perm("quotes.view_all_agencies"):
-        return Q()
-    profile = getattr(user, "agent_profile", None)
-    return Q(agency_id=profile.agency_id) if profile is not None else Q(pk__in=[])
+    return scope_q(user, sub_agency="policy__sub_agency")
 
 
 def cancellation_get(*, user: User, pk: int) -> Cancellation:
@@ -21,8 +20,13 @@ def cancellation_get(*, user: User, pk: int) -> Cancellation:
 
 
 def duplicate_findings(*, user: User, open_only: bool = True):
-    """The agency's duplicates the reconciliation found, newest first."""
-    findings = PolicyFinding.objects.filter(_agency_filter(user), kind=PolicyFinding.Kind.DUPLICATE)
+    """The agency's duplicates the reconciliation found, newest first. A duplicate names the
+    policy it repeats (its number is in the note): it is a sub-agency's only when both policies
+    are, else the agency's staff handle it."""
+    original_in_scope = Q(original__isnull=True) | scope_q(
+        user, agency="original__agency", sub_agency="original__sub_agency"
+    )
+    findings = PolicyFinding.objects.filter(_agency_filter(user), original_in_scope, kind=PolicyFinding.Kind.DUPLICATE)
     if open_only:
         findings = findings.filter(resolved_at__isnull=True)
     return findings.select_related("policy__insurer", "original__insurer").order_by("-found_at")

@@ -1,4 +1,5 @@
-"""Reads, always scoped to what the user may see: an agent sees only their own agency's records.
+"""Reads, always scoped to what the user may see (`agencies.scope`): an agent sees only their own
+agency's records, a sub-agency user only their sub-agency's.
 
 Seeing every agency takes the explicit permission `quotes.view_all_agencies`; `is_staff` alone
 (an admin login) grants nothing here, so a staff user is scoped like any agent.
@@ -14,22 +15,10 @@ from django.contrib.auth.models import User
 from django.db.models import Case, CharField, Exists, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
+from agencies.scope import scope_q
 from customers.name_search import name_contains
 from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
-
-
-def _agency_filter(user: User, field: str = "agency") -> Q:
-    if user.has_perm("quotes.view_all_agencies"):
-        return Q()
-    return _own_agency_filter(user, field)
-
-
-def _own_agency_filter(user: User, field: str = "agency") -> Q:
-    profile = getattr(user, "agent_profile", None)
-    if profile is None:
-        return Q(pk__in=[])
-    return Q(**{field: profile.agency_id})
 
 
 def _plate_or_owner(search: str) -> Q:
@@ -83,7 +72,7 @@ def quote_request_list(
     policies = Policy.objects.filter(issuance__quote_request=OuterRef("pk")).order_by("pk")
     rows = InsurerQuote.objects.filter(request=OuterRef("pk"))
     requests = (
-        QuoteRequest.objects.filter(_agency_filter(user), _plate_owner_or_customer(search))
+        QuoteRequest.objects.filter(scope_q(user), _plate_owner_or_customer(search))
         .select_related("created_by")
         .annotate(
             policy_id=Subquery(policies.values("pk")[:1]),
@@ -116,8 +105,8 @@ def quote_request_list(
 
 
 def quote_request_get(*, user: User, public_id: UUID | str) -> QuoteRequest:
-    """One request the user may see; another agency's id raises DoesNotExist (answer 404)."""
-    return QuoteRequest.objects.filter(_agency_filter(user)).get(public_id=public_id)
+    """One request the user may see; another agency's (or sub-agency's) id raises DoesNotExist (404)."""
+    return QuoteRequest.objects.filter(scope_q(user)).get(public_id=public_id)
 
 
 def insurer_quotes_for(*, request: QuoteRequest) -> list[InsurerQuote]:
@@ -135,10 +124,12 @@ def insurer_quotes_for(*, request: QuoteRequest) -> list[InsurerQuote]:
 
 
 def insurer_quote_get(*, user: User, pk: int) -> InsurerQuote:
-    """A quote to issue: only the user's own agency's, whatever they may read. Issuing spends that
+    """A quote to issue: only the user's own scope's, whatever they may read. Issuing spends that
     agency's insurer account and money; a head-office reader has nothing to issue from the desk."""
     return (
-        InsurerQuote.objects.filter(_own_agency_filter(user, "request__agency"))
+        InsurerQuote.objects.filter(
+            scope_q(user, agency="request__agency", sub_agency="request__sub_agency", acting=True)
+        )
         .select_related("request", "insurer")
         .get(pk=pk)
     )
@@ -156,7 +147,11 @@ def policy_issued_for(*, quote_request_id: int) -> Policy | None:
 
 
 def issuance_get(*, user: User, pk: int) -> Issuance:
-    return Issuance.objects.filter(_agency_filter(user)).select_related("insurer_quote__insurer").get(pk=pk)
+    return (
+        Issuance.objects.filter(scope_q(user, sub_agency="quote_request__sub_agency"))
+        .select_related("insurer_quote__insurer")
+        .get(pk=pk)
+    )
 
 
 # --- policies ------------------------------------------------------------------------------------
@@ -209,7 +204,7 @@ def _period(period: str, *, on: date) -> Q:
 def policy_list(*, user: User, search: str = "", filters: PolicyFilter | None = None) -> QuerySet[Policy]:
     """Policies, newest first; `search` matches a plate, a customer (id or name) or a policy number."""
     filters = filters or PolicyFilter()
-    policies = Policy.objects.filter(_agency_filter(user), _policy_search(search), _period(filters.period, on=today()))
+    policies = Policy.objects.filter(scope_q(user), _policy_search(search), _period(filters.period, on=today()))
     if filters.product:
         policies = policies.filter(product=filters.product)
     if filters.insurer:
@@ -224,18 +219,18 @@ def policy_list(*, user: User, search: str = "", filters: PolicyFilter | None = 
 
 
 def policy_get(*, user: User, pk: int) -> Policy:
-    """One policy the user may see; another agency's id raises DoesNotExist (answer 404)."""
+    """One policy the user may see; another agency's (or sub-agency's) id raises DoesNotExist (404)."""
     return (
-        Policy.objects.filter(_agency_filter(user))
-        .select_related("insurer", "customer", "issuance__quote_request")
-        .get(pk=pk)
+        Policy.objects.filter(scope_q(user)).select_related("insurer", "customer", "issuance__quote_request").get(pk=pk)
     )
 
 
 def policy_to_renew_get(*, user: User, pk: int) -> Policy:
-    """A policy to quote again: only the user's own agency's (the new quotes spend its accounts)."""
+    """A policy to quote again: only the user's own scope's (the new quotes spend its accounts)."""
     return (
-        Policy.objects.filter(_own_agency_filter(user)).select_related("customer", "issuance__quote_request").get(pk=pk)
+        Policy.objects.filter(scope_q(user, acting=True))
+        .select_related("customer", "issuance__quote_request")
+        .get(pk=pk)
     )
 
 
@@ -244,7 +239,7 @@ def renewal_list(*, user: User, days: int) -> QuerySet[Policy]:
     on = today()
     return (
         Policy.objects.filter(
-            _agency_filter(user),
+            scope_q(user),
             status=Policy.Status.ACTIVE,
             ends_on__gte=on,
             ends_on__lte=on + timedelta(days=days),
@@ -263,13 +258,17 @@ def policy_overlapping_for(*, quote_request: QuoteRequest) -> Policy | None:
     ends, which is no overlap). The risk is the plate for motor products and the UAVT code for
     DASK; a side of a period no insurer has told us is taken as open. Policies the nightly sync
     or the production list brought in are policies like any other here. The policy issued from
-    this very request is not "another".
+    this very request is not "another". A request credited to a sub-agency looks among that
+    sub-agency's policies only: the warning names the policy, and the issuance may cancel it, so
+    it may not reach outside the scope the request was made in (`agencies.scope`).
     """
     starts = quote_request.starts_on or today()
     ends = one_year_after(starts)
     policies = Policy.objects.filter(
         agency_id=quote_request.agency_id, product=quote_request.product, status=Policy.Status.ACTIVE
     )
+    if quote_request.sub_agency_id is not None:
+        policies = policies.filter(sub_agency_id=quote_request.sub_agency_id)
     if quote_request.product == "dask":
         uavt = (quote_request.input_data or {}).get("uavt_code")
         if not uavt:

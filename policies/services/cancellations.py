@@ -23,6 +23,7 @@ from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
 
+from agencies.scope import may_act_on
 from insurehub.errors import Conflict, Invalid
 from integrations.answers import results
 from integrations.answers.taxonomy import InsurerError
@@ -123,14 +124,15 @@ def cancellation_input_check(*, policy: Policy, reason: Any, effective_on: Any) 
 def cancellation_start(*, user: User, policy_id: int, reason: str, effective_on: Any) -> Cancellation:
     """The agent confirmed: store the cancellation (or find the live one) and queue it.
 
-    Only the policy's own agency cancels it (its account at the insurer is called). A second
+    Only the policy's own agency cancels it (its account at the insurer is called), and a
+    sub-agency user only their sub-agency's policy (`agencies.scope`). A second
     click, another tab or the API asking again gets the same record back.
     """
     agency = agency_of(user)
     if not agency.is_active:
         raise CancellationRefused("Acenteniz pasif durumda; poliçe iptal edilemez.")
     policy = policy_get(user=user, pk=policy_id)
-    if policy.agency_id != agency.pk:
+    if not may_act_on(user, agency_id=policy.agency_id, sub_agency_id=policy.sub_agency_id):
         raise Policy.DoesNotExist
     live = Cancellation.objects.filter(policy=policy).exclude(state=WorkState.FAILED).first()
     if live is not None:
@@ -273,7 +275,10 @@ def notify_cancellation_outcome(cancellation: Cancellation) -> list[Notification
         body = "İptalin sonucu bilinmiyor ya da şirket yanıt vermiyor; bir yetkili takip etmeli."
     else:
         return []
-    recipients = {cancellation.requested_by, *agency_people(cancellation.agency_id)}
+    recipients = {
+        cancellation.requested_by,
+        *agency_people(cancellation.agency_id, sub_agency_id=cancellation.policy.sub_agency_id),
+    }
     return notify(
         recipients=list(recipients),
         agency_id=cancellation.agency_id,

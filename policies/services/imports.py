@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 
 from agencies.models import Agency
+from customers.models import Customer
 from integrations.adapters.base import parse_policy_date
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import Product
@@ -131,6 +132,7 @@ def policies_import(*, lines: Iterable[str], dry_run: bool = False, agency: Agen
     report.errors.sort()
     report.good_rows = len(good)
     if good and not dry_run:
+        _credit_sub_agencies(good)
         try:
             with transaction.atomic():
                 Policy.objects.bulk_create(good, batch_size=500)
@@ -138,6 +140,23 @@ def policies_import(*, lines: Iterable[str], dry_run: bool = False, agency: Agen
             raise ImportFileError(f"nothing imported: a policy was stored meanwhile ({exc})") from exc
         report.imported = len(good)
     return report
+
+
+def _credit_sub_agencies(policies: list[Policy]) -> None:
+    """An imported policy is the agency's own (credited to no sub-agency) unless its owner is a
+    customer of a sub-agency: the agency's customer with the row's identity number (one per
+    agency) is the policy's, so the sub-agency that serves the customer sees and renews it."""
+    owners = {(policy.agency_id, policy.owner_id) for policy in policies if policy.owner_id}
+    credited: dict[tuple[int, str], int] = {}
+    for agency_id in {agency_id for agency_id, _ in owners}:
+        numbers = [number for owner_agency, number in owners if owner_agency == agency_id]
+        for start in range(0, len(numbers), 500):
+            rows = Customer.objects.filter(
+                agency_id=agency_id, identity_no__in=numbers[start : start + 500], sub_agency__isnull=False
+            ).values_list("identity_no", "sub_agency_id")
+            credited.update({(agency_id, number): sub_agency_id for number, sub_agency_id in rows})
+    for policy in policies:
+        policy.sub_agency_id = credited.get((policy.agency_id, policy.owner_id))
 
 
 def _error(line: int, field_name: str, message: str) -> RowError:

@@ -185,7 +185,9 @@ def _heal(listing: PolicyListing, known: dict[str, Policy]) -> None:
 
 def _import(account: InsurerAccount, item: ListedPolicy) -> Policy:
     """A policy the insurer holds and the platform did not: into the agency's portfolio, with
-    the plate, identity and customer of our quote when it came from one."""
+    the plate, identity and customer of our quote when it came from one, and that request's
+    credit (its sub-agency, who sold it). Without a request it is the agency's own, credited to
+    no sub-agency and no seller: nothing says who sold it."""
     quote = (
         InsurerQuote.objects.select_related("request").filter(account=account, quote_no=item.quote_no).first()
         if item.quote_no
@@ -203,6 +205,8 @@ def _import(account: InsurerAccount, item: ListedPolicy) -> Policy:
             "plate": request.plate if request else "",
             "owner_id": request.owner_id if request else "",
             "customer_id": request.customer_id if request else None,
+            "sub_agency_id": request.sub_agency_id if request else None,
+            "sold_by_id": request.created_by_id if request else None,
             "premium": item.premium,
             "starts_on": item.starts_on,
             "ends_on": item.ends_on,
@@ -276,8 +280,12 @@ def _notify(finding_id: int) -> None:
         if finding.kind != PolicyFinding.Kind.DUPLICATE:
             return
         policy = finding.policy
+        # A sub-agency hears of a duplicate only when both policies are its own (as it sees it:
+        # policies.selectors.duplicate_findings); else the agency's people only.
+        original = finding.original
+        shared = original is None or original.sub_agency_id == policy.sub_agency_id
         notify(
-            recipients=agency_people(finding.agency_id),
+            recipients=agency_people(finding.agency_id, sub_agency_id=policy.sub_agency_id if shared else None),
             agency_id=finding.agency_id,
             kind=Notification.Kind.DUPLICATE_FOUND,
             key=f"finding:{finding.pk}",

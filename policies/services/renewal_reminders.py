@@ -85,7 +85,11 @@ def _remind(policy: Policy, *, threshold: int, on: date) -> RenewalReminder | No
     if RenewalReminder.objects.filter(policy=policy, days_before__lte=threshold).exists():
         return None  # this one, or a tighter one already (the job was down for a while): once is enough
     issuer = policy.issuance.requested_by if policy.issuance_id else None
-    recipients = [person for person in [issuer, *agency_people(policy.agency_id)] if person is not None]
+    recipients = [
+        person
+        for person in [issuer, *agency_people(policy.agency_id, sub_agency_id=policy.sub_agency_id)]
+        if person is not None
+    ]
     days_left = (policy.ends_on - on).days
     try:
         with transaction.atomic():

@@ -30,6 +30,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, QuerySet
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from agencies.scope import scoped
 from documents.services import document_request
 from insurehub.errors import Conflict, Invalid
 from integrations.answers import results
@@ -116,7 +117,8 @@ def issuance_start(
 ) -> Issuance:
     """The agent confirmed: store the issuance (or find the one already started) and queue it.
 
-    Only the quote's own agency issues it (no permission crosses agencies here), and only while
+    Only the quote's own agency issues it (no permission crosses agencies here; a sub-agency user
+    only their sub-agency's quotes: `agencies.scope`), and only while
     that agency is active: a deactivated agency's insurer accounts are not to be used.
     `installments` is one of the counts the quote offered (none: peşin). A trafik policy in force
     whose period overlaps the new one's is refused (`IssuanceOverlaps`) unless the agent chose
@@ -126,11 +128,13 @@ def issuance_start(
     agency = agency_of(user)
     if not agency.is_active:
         raise IssuanceRefused("Acenteniz pasif durumda; poliçeleştirme yapılamaz.")
-    quote = (
-        InsurerQuote.objects.select_related("request", "insurer")
-        .filter(pk=insurer_quote_id, request__agency=agency)
-        .get()
-    )
+    quote = scoped(
+        InsurerQuote.objects.select_related("request", "insurer"),
+        user=user,
+        agency="request__agency",
+        sub_agency="request__sub_agency",
+        acting=True,
+    ).get(pk=insurer_quote_id)
     existing = Issuance.objects.filter(insurer_quote=quote).first()
     if existing is not None:
         return existing

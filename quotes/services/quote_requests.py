@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agencies.models import Agency
+from agencies.scope import may_act_on, sub_agency_of
 from customers.models import Customer
 from customers.services import customer_identity_conflict
 from insurehub.errors import Invalid, NoActiveAgency
@@ -103,8 +104,13 @@ def quote_request_create(
 ) -> QuoteRequest:
     """Validate, then store the request with one row per insurer; the calls start after commit.
 
-    For a `customer` (of the user's agency), a blank owner_id is the customer's number, and any
-    other number is refused: the request is stored under the customer it was priced for.
+    For a `customer` (of the user's scope: their agency, or their sub-agency's customers for a
+    sub-agency user), a blank owner_id is the customer's number, and any other number is refused:
+    the request is stored under the customer it was priced for.
+
+    The request is credited to the user's sub-agency; the agency's own staff quoting for a
+    sub-agency's customer credit that sub-agency (its customer, its portfolio), and otherwise no
+    one (docs/agencies.md).
     """
     if product not in {p.value for p in Product}:
         raise InputInvalid({"product": "Geçersiz ürün."})
@@ -113,7 +119,7 @@ def quote_request_create(
         # Its insurer accounts are the agency's contracts: a deactivated agency asks nobody.
         raise NoActiveAgency("Acenteniz pasif durumda; teklif alınamaz.")
     if customer is not None:
-        if customer.agency_id != agency.pk:
+        if not may_act_on(user, agency_id=customer.agency_id, sub_agency_id=customer.sub_agency_id):
             raise InputInvalid({"customer": "Geçersiz müşteri seçimi."})
         if not str(data.get("owner_id") or "").strip():
             data = {**data, "owner_id": customer.identity_no}
@@ -129,6 +135,7 @@ def quote_request_create(
     with transaction.atomic():
         request = QuoteRequest.objects.create(
             agency=agency,
+            sub_agency_id=_credited_sub_agency_id(user, customer),
             customer=customer,
             created_by=user,
             product=product,
@@ -149,6 +156,14 @@ def quote_request_create(
         )
         transaction.on_commit(lambda: _enqueue_dispatch(request.pk), robust=True)
     return request
+
+
+def _credited_sub_agency_id(user: User, customer: Customer | None) -> int | None:
+    """The sub-agency a new request is credited to: the user's, else the customer's."""
+    own = sub_agency_of(user)
+    if own is not None:
+        return own.pk
+    return customer.sub_agency_id if customer is not None else None
 
 
 def _enqueue_dispatch(request_id: int) -> None:

@@ -52,8 +52,9 @@ def renewal_quote_create(*, user: User, policy_id: int) -> QuoteRequest:
 
     The risk is the input of the request the policy was issued from; a policy imported from
     CSV has none, and is refused with RenewalNotPossible. The new request is the same
-    customer's. Only the policy's own agency may ask (its insurer accounts are called);
-    another agency's id raises Policy.DoesNotExist, as an unknown one does. The input is
+    customer's, credited to the policy's sub-agency. Only the policy's own scope may ask (its
+    insurer accounts are called; `agencies.scope`); another agency's (or sub-agency's) id raises
+    Policy.DoesNotExist, as an unknown one does. The input is
     checked again, since the rules may have changed in a year: an old input that no longer
     passes is RenewalNotPossible too (the renewal button has no form to show field errors on).
     """
@@ -70,9 +71,11 @@ def renewal_quote_create(*, user: User, policy_id: int) -> QuoteRequest:
         except InputInvalid as invalid:
             problems = "; ".join(text for texts in invalid.field_errors.values() for text in texts)
             raise RenewalNotPossible(f"{RULES_CHANGED_MESSAGE} {problems}") from None
-        if customer_id is not None:
-            QuoteRequest.objects.filter(pk=quote_request.pk).update(customer_id=customer_id)
-            quote_request.customer_id = customer_id
+        # The renewal stays where the policy is credited: the agency's staff renewing a
+        # sub-agency's policy renew it for that sub-agency (a sub-agency user renews only theirs).
+        credit = {"customer_id": customer_id, "sub_agency_id": quote_request.sub_agency_id or policy.sub_agency_id}
+        QuoteRequest.objects.filter(pk=quote_request.pk).update(**credit)
+        quote_request.customer_id, quote_request.sub_agency_id = credit["customer_id"], credit["sub_agency_id"]
     return quote_request
 
 

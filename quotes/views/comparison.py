@@ -9,6 +9,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from agencies.scope import may_act_on
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
 from quotes import selectors
@@ -27,7 +28,6 @@ def comparison_page(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpR
         for count in comparison.installment_counts
         if count > 1
     ]
-    profile = getattr(request.user, "agent_profile", None)
     context = {
         "comparison": comparison,
         "installments": installments,
@@ -35,8 +35,10 @@ def comparison_page(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpR
         # one's column links its policy or its issuance instead of a button.
         "policy": selectors.policy_issued_for(quote_request_id=quote_request.pk),
         "live_issuance": selectors.issuance_live_for(quote_request_id=quote_request.pk),
-        # Only the request's own agency issues it; a cross-agency reader is offered no button.
-        "may_issue": profile is not None and profile.agency_id == quote_request.agency_id,
+        # Only the request's own scope issues it; a cross-agency reader is offered no button.
+        "may_issue": may_act_on(
+            request.user, agency_id=quote_request.agency_id, sub_agency_id=quote_request.sub_agency_id
+        ),
     }
     return render(request, "quotes/comparison.html", context)
 

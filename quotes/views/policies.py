@@ -11,6 +11,7 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from agencies.scope import may_act_on
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.models import Insurer
@@ -104,14 +105,14 @@ def policy_search(request: HttpRequest) -> HttpResponse:
 def policy_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     policy = selectors.policy_get(user=request.user, pk=pk)
     source = policy.issuance.quote_request if policy.issuance is not None else None
-    profile = getattr(request.user, "agent_profile", None)
+    # Quoting again and cancelling call the agency's own insurer accounts: only the policy's own
+    # scope (`agencies.scope`) is offered the buttons, never a cross-agency reader.
+    may_act = may_act_on(request.user, agency_id=policy.agency_id, sub_agency_id=policy.sub_agency_id)
     context = {
         "policy": policy,
         "source_request": source,
-        # Quoting again calls the agency's own insurer accounts: a cross-agency reader gets no button.
-        "may_renew": source is not None and profile is not None and profile.agency_id == policy.agency_id,
-        # Cancelling calls the agency's own insurer account too.
-        "may_cancel": policy.status == "ACTIVE" and profile is not None and profile.agency_id == policy.agency_id,
+        "may_renew": source is not None and may_act,
+        "may_cancel": policy.status == "ACTIVE" and may_act,
         # What other apps show of the policy (its commission): quotes.policy_page.
         "policy_sections": policy_page_sections(request, policy),
     }

@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from agencies.scope import may_act_on
 from customers.models import Customer
 from customers.selectors import customer_choices
 from customers.services import customer_create
@@ -83,7 +84,6 @@ def _preselected_customer(request: HttpRequest, customers: QuerySet[Customer]) -
 def _results_context(quote_request: QuoteRequest, user: Any) -> dict[str, Any]:
     # Rendering is what turns an insurer past the request's deadline into "Yanıt alınamadı".
     quote_request_close_overdue(request=quote_request)
-    profile = getattr(user, "agent_profile", None)
     rows = selectors.insurer_quotes_for(request=quote_request)
     issuances = {issuance.insurer_quote_id: issuance for issuance in quote_request.issuances.all()}
     for row in rows:
@@ -98,8 +98,8 @@ def _results_context(quote_request: QuoteRequest, user: Any) -> dict[str, Any]:
         "all_final": all(row.is_final for row in rows),
         # The agent picks one insurer: once one issuance is live, the other quotes are not offered.
         "live_issuance": next((i for i in issuances.values() if i.state != WorkState.FAILED), None),
-        # Only the request's own agency issues it; a cross-agency reader is offered no button.
-        "may_issue": profile is not None and profile.agency_id == quote_request.agency_id,
+        # Only the request's own scope issues it; a cross-agency reader is offered no button.
+        "may_issue": may_act_on(user, agency_id=quote_request.agency_id, sub_agency_id=quote_request.sub_agency_id),
         "now": timezone.now(),
     }
 

@@ -27,6 +27,12 @@ each agency's policy ends within the renewal window with a stored PDF.
 Replay is staff work (admin actions, `replay_dead_letters`): agents of either agency are refused
 for their own records as for the other's, and the API has no replay operation at all.
 
+Every cell runs again inside one agency with sub-agencies (tali acente, `agencies.scope`): a
+sub-agency A1 user against sub-agency A2's objects and against the agency's own (HQ), and the
+other way round; the agency's own staff reach every sub-agency's objects, reading and acting;
+what a sub-agency user creates is credited to their sub-agency; the commission agreements stay
+the manager's.
+
 The desk cells run again for a staff login and for an agency admin (both scoped like an agent);
 reading across agencies takes `quotes.view_all_agencies` and still issues nothing; the agency
 admin's agents page reaches only that agency's plain agents.
@@ -87,6 +93,11 @@ class AgencyObjects:
     document: PolicyDocument  # `policy`'s PDF, fetched and stored
     notification: Notification  # an unread one, for `user`
     customer: Customer  # the customer every request and the policy are for
+    label: str  # whose objects: the agency's code, and the sub-agency's when credited to one
+
+    @property
+    def requests(self) -> list[QuoteRequest]:
+        return [self.request, self.issued_request, self.failed_issuance.quote_request]
 
 
 def agency_pdf(agency_code: str) -> bytes:
@@ -94,10 +105,15 @@ def agency_pdf(agency_code: str) -> bytes:
     return f"%PDF-1.4\n% policy document of {agency_code}\n%%EOF\n".encode()
 
 
-def agency_objects(user) -> AgencyObjects:
+def agency_objects(user, identity_no: str = samples.TRAFIK["owner_id"]) -> AgencyObjects:
+    """The user's scope's objects: their agency's, credited to their sub-agency if they work for one
+    (the customer's identity number is unique per agency, so each scope of one agency has its own)."""
     agency = user.agent_profile.agency
+    sub_agency = user.agent_profile.sub_agency
+    # A sub-agency's label does not contain its agency's ("A1-ACENTE1"): no name is part of another.
+    label = f"{sub_agency.code.upper()}-{agency.code}" if sub_agency else agency.code
     customer = Customer.objects.create(
-        agency=agency, name=f"Müşteri {agency.code}", identity_no=samples.TRAFIK["owner_id"], created_by=user
+        agency=agency, sub_agency=sub_agency, name=f"Müşteri {label}", identity_no=identity_no, created_by=user
     )
     accounts = {a.insurer.code: a for a in InsurerAccount.objects.select_related("insurer").filter(agency=agency)}
     now = timezone.now()
@@ -105,11 +121,12 @@ def agency_objects(user) -> AgencyObjects:
     def quote_request() -> QuoteRequest:
         return QuoteRequest.objects.create(
             agency=agency,
+            sub_agency=sub_agency,
             created_by=user,
             product="trafik",
-            input_data=dict(samples.TRAFIK),
+            input_data={**samples.TRAFIK, "owner_id": identity_no},
             plate=samples.TRAFIK["plate"],
-            owner_id=samples.TRAFIK["owner_id"],
+            owner_id=identity_no,
             deadline_at=now + timedelta(minutes=5),
             customer=customer,
         )
@@ -121,7 +138,7 @@ def agency_objects(user) -> AgencyObjects:
             account=accounts[code],
             state=InsurerQuote.State.SUCCEEDED,
             attempt=1,
-            quote_no=f"{code[:2].upper()}-T-{agency.code}-{request.pk}",
+            quote_no=f"{code[:2].upper()}-T-{label}-{request.pk}",
             premium=Decimal("1234.50"),
             currency="TRY",
             valid_until=now + timedelta(hours=1),
@@ -134,12 +151,12 @@ def agency_objects(user) -> AgencyObjects:
             quote_request=row.request,
             agency=agency,
             requested_by=user,
-            reference=f"IH-{agency.code}-{suffix}",
+            reference=f"IH-{label}-{suffix}",
             state=state,
             payload={"quote_no": row.quote_no, "payment_token": samples.PAYMENT_TOKEN},
             error_class="permanent" if state == WorkState.FAILED else "",
             error_kind="business_reject" if state == WorkState.FAILED else "",
-            policy_no=f"PN-{agency.code}-{suffix}" if state == WorkState.SUBMITTED else "",
+            policy_no=f"PN-{label}-{suffix}" if state == WorkState.SUBMITTED else "",
         )
 
     open_request = quote_request()
@@ -156,9 +173,11 @@ def agency_objects(user) -> AgencyObjects:
         policy_no=submitted.policy_no,
         issuance=submitted,
         plate=samples.TRAFIK["plate"],
-        owner_id=samples.TRAFIK["owner_id"],
+        owner_id=identity_no,
         premium=Decimal("1234.50"),
         customer=customer,
+        sub_agency=sub_agency,
+        sold_by=user,
         starts_on=timezone.localdate() - timedelta(days=365 - ENDS_IN_DAYS),
         ends_on=timezone.localdate() + timedelta(days=ENDS_IN_DAYS),
     )
@@ -168,12 +187,12 @@ def agency_objects(user) -> AgencyObjects:
         state=WorkState.FAILED,
         payload={"policy_no": policy.policy_no, "insurer": "cinar", "product": "trafik"},
     )
-    pdf = agency_pdf(agency.code)
+    pdf = agency_pdf(label)
     document = PolicyDocument.objects.create(
         policy=policy,
         agency=agency,
         state=WorkState.SUBMITTED,
-        file=default_storage.save(f"policy-documents/isolation/{agency.code}.pdf", ContentFile(pdf)),
+        file=default_storage.save(f"policy-documents/isolation/{label}.pdf", ContentFile(pdf)),
         content_type="application/pdf",
         size=len(pdf),
         sha256=hashlib.sha256(pdf).hexdigest(),
@@ -184,7 +203,7 @@ def agency_objects(user) -> AgencyObjects:
         recipient=user,
         agency=agency,
         kind=Notification.Kind.DOCUMENT_READY,
-        key=f"isolation-{agency.code}",
+        key=f"isolation-{label}",
         title=f"Poliçe belgesi hazır: {policy.policy_no}",
         link=f"/policeler/{policy.pk}/",
     )
@@ -200,6 +219,7 @@ def agency_objects(user) -> AgencyObjects:
         document=document,
         notification=notification,
         customer=customer,
+        label=label,
     )
 
 
@@ -218,12 +238,41 @@ class World:
         return client
 
 
-@pytest.fixture
-def world(agents, settings, tmp_path) -> World:
+def _media_in(settings, tmp_path) -> None:
     # The policy PDFs go to this test's own directory, through `default_storage`.
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"}}
+
+
+@pytest.fixture
+def world(agents, settings, tmp_path) -> World:
+    _media_in(settings, tmp_path)
     return World({code: agency_objects(user) for code, user in agents.items()})
+
+
+# Within ACENTE1: the agency's own staff (HQ, credited to no sub-agency) and two sub-agencies'
+# users. A TCKN each: a customer's number is unique per agency (the plate is shared).
+SUB_AGENCY_IDENTITIES = {"HQ": samples.TRAFIK["owner_id"], "A1": "12345678950", "A2": "17291716060"}
+
+
+@pytest.fixture
+def sub_world(agents, settings, tmp_path) -> World:
+    """ACENTE1's staff agent (HQ) and one user of each of its sub-agencies A1 and A2, each with
+    objects of every type credited to their own scope."""
+    from django.contrib.auth import get_user_model
+
+    from agencies.models import AgentProfile, SubAgency
+
+    _media_in(settings, tmp_path)
+    staff = agents["ACENTE1"]
+    agency = staff.agent_profile.agency
+    users = {"HQ": staff}
+    for code in ("A1", "A2"):
+        sub_agency = SubAgency.objects.create(agency=agency, code=code.lower(), name=f"Tali {code}")
+        user = get_user_model().objects.create_user(f"tali-{code.lower()}", password="test-pass-123")
+        AgentProfile.objects.create(user=user, agency=agency, sub_agency=sub_agency)
+        users[code] = user
+    return World({code: agency_objects(user, SUB_AGENCY_IDENTITIES[code]) for code, user in users.items()})
 
 
 def assert_hidden(client, path: str, unknown_path: str, method: str = "get", status: int = 404, **kwargs) -> None:
@@ -264,7 +313,7 @@ def quote_request_read_api(w: World, viewer: str, owner: str) -> None:
 
 def quote_request_list_web(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
-    for term in ("", samples.TRAFIK["plate"], samples.TRAFIK["owner_id"]):
+    for term in ("", samples.TRAFIK["plate"], own.customer.identity_no):
         # The desk search is a POST that redirects to a token URL (the term never sits in a URL).
         path = client.post("/talepler/ara/", {"q": term})["Location"] if term else "/talepler/"
         text = assert_shown(client, path, str(own.request.public_id))
@@ -276,12 +325,12 @@ def quote_request_list_api(w: World, viewer: str, owner: str) -> None:
     for query in ("", f"?search={samples.TRAFIK['plate']}"):
         body = json.loads(assert_shown(client, f"/api/quote-requests/{query}"))
         ids = {item["id"] for item in body["results"]}
-        assert ids == {str(r.public_id) for r in QuoteRequest.objects.filter(agency=own.request.agency)}
+        assert ids == {str(r.public_id) for r in own.requests}
         assert str(other.request.public_id) not in ids and body["count"] == 3
     # An identity number is searched by POST, the term in the body (never in a URL).
-    body = client.post("/api/quote-requests/search/", {"search": samples.TRAFIK["owner_id"]}, format="json").json()
+    body = client.post("/api/quote-requests/search/", {"search": own.customer.identity_no}, format="json").json()
     ids = {item["id"] for item in body["results"]}
-    assert ids == {str(r.public_id) for r in QuoteRequest.objects.filter(agency=own.request.agency)}
+    assert ids == {str(r.public_id) for r in own.requests}
 
 
 def insurer_quote_read_web(w: World, viewer: str, owner: str) -> None:
@@ -309,7 +358,7 @@ def insurer_quote_list_web(w: World, viewer: str, owner: str) -> None:
 
 def insurer_quote_list_api(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
-    other_rows = set(InsurerQuote.objects.filter(request__agency=other.request.agency).values_list("pk", flat=True))
+    other_rows = set(InsurerQuote.objects.filter(request__in=other.requests).values_list("pk", flat=True))
     for request in (own.request, own.issued_request):
         body = json.loads(assert_shown(client, f"/api/quote-requests/{request.public_id}/"))
         assert not {row["id"] for row in body["results"]} & other_rows
@@ -402,7 +451,7 @@ def issuance_replay_api(w: World, viewer: str, owner: str) -> None:
 def policy_list_web(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
     # A plate, a TCKN, part of the customer's name, the policy number's common prefix, a period filter.
-    for term in ("", samples.TRAFIK["plate"], samples.TRAFIK["owner_id"], "Müşteri", "PN-"):
+    for term in ("", samples.TRAFIK["plate"], own.customer.identity_no, "Müşteri", "PN-"):
         path = client.post("/policeler/ara/", {"q": term})["Location"]
         for filters in ("", "donem=30"):
             page = f"{path}{'&' if '?' in path else '?'}{filters}" if filters else path
@@ -519,7 +568,7 @@ def _downloaded(response) -> bytes:
 
 def document_read_web(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
-    assert _downloaded(client.get(f"/policeler/{own.policy.pk}/belge/")) == agency_pdf(own.customer.agency.code)
+    assert _downloaded(client.get(f"/policeler/{own.policy.pk}/belge/")) == agency_pdf(own.label)
     assert_shown(client, f"/policeler/{own.policy.pk}/belge/durum/", f"/policeler/{own.policy.pk}/belge/")
     for suffix in ("belge/", "belge/durum/"):
         assert_hidden(client, f"/policeler/{other.policy.pk}/{suffix}", f"/policeler/{UNKNOWN_PK}/{suffix}")
@@ -528,7 +577,7 @@ def document_read_web(w: World, viewer: str, owner: str) -> None:
 def document_read_api(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.api(viewer), w.objects[viewer], w.objects[owner]
     response = client.get(f"/api/policies/{own.policy.pk}/document/")
-    assert _downloaded(response) == agency_pdf(own.customer.agency.code)
+    assert _downloaded(response) == agency_pdf(own.label)
     assert_hidden(client, f"/api/policies/{other.policy.pk}/document/", f"/api/policies/{UNKNOWN_PK}/document/")
 
 
@@ -583,7 +632,7 @@ def customer_read_api(w: World, viewer: str, owner: str) -> None:
 def customer_list_web(w: World, viewer: str, owner: str) -> None:
     """Same TCKN, same name prefix at both agencies: list and search show the own agency's customer only."""
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
-    for term in ("", samples.TRAFIK["owner_id"], "Müşteri"):
+    for term in ("", own.customer.identity_no, "Müşteri"):
         # The desk search is a POST that redirects to a token URL (the term never sits in a URL).
         path = client.post("/musteriler/ara/", {"q": term})["Location"]
         text = assert_shown(client, path, own.customer.name, f"/musteriler/{own.customer.pk}/")
@@ -595,7 +644,7 @@ def customer_list_api(w: World, viewer: str, owner: str) -> None:
     for query in ("", "?search=Müşteri"):
         body = json.loads(assert_shown(client, f"/api/customers/{query}"))
         assert [item["id"] for item in body["results"]] == [own.customer.pk] and body["count"] == 1
-    body = client.post("/api/customers/search/", {"search": samples.TRAFIK["owner_id"]}, format="json").json()
+    body = client.post("/api/customers/search/", {"search": own.customer.identity_no}, format="json").json()
     assert [item["id"] for item in body["results"]] == [own.customer.pk] and body["count"] == 1
 
 
@@ -646,12 +695,15 @@ def customer_quote_web(w: World, viewer: str, owner: str) -> None:
         f"/teklif/yeni/trafik/?musteri={UNKNOWN_PK}",
         status=200,
     )
-    response = client.post("/teklif/yeni/trafik/", {**samples.TRAFIK, "customer": str(other.customer.pk)})
+    form = {**samples.TRAFIK, "owner_id": own.customer.identity_no}
+    response = client.post("/teklif/yeni/trafik/", {**form, "customer": str(other.customer.pk)})
     assert response.status_code == 200 and list(response.context["form"].errors) == ["customer"]
     assert QuoteRequest.objects.count() == before
-    response = client.post("/teklif/yeni/trafik/", {**samples.TRAFIK, "customer": str(own.customer.pk)})
+    response = client.post("/teklif/yeni/trafik/", {**form, "customer": str(own.customer.pk)})
     assert response.status_code == 302 and QuoteRequest.objects.count() == before + 1
-    assert QuoteRequest.objects.latest("pk").customer == own.customer
+    created = QuoteRequest.objects.latest("pk")
+    # Credited where the customer is: the viewer's sub-agency, or none for the agency's own.
+    assert created.customer == own.customer and created.sub_agency_id == own.customer.sub_agency_id
 
 
 def notification_read_web(w: World, viewer: str, owner: str) -> None:
@@ -817,7 +869,7 @@ def test_view_all_agencies_reads_both_agencies_on_desk_and_api(world):
         assert web.get(f"/musteriler/{objects.customer.pk}/duzenle/").status_code == 404
         assert api.patch(f"/api/customers/{objects.customer.pk}/", {"name": "X"}, format="json").status_code == 404
         assert Customer.objects.get(pk=objects.customer.pk).name == objects.customer.name
-        pdf = agency_pdf(objects.customer.agency.code)
+        pdf = agency_pdf(objects.label)
         assert _downloaded(web.get(f"/policeler/{objects.policy.pk}/belge/")) == pdf
         assert _downloaded(api.get(f"/api/policies/{objects.policy.pk}/document/")) == pdf
         before = _document_state(objects.document)
@@ -920,3 +972,120 @@ def test_staff_replay_reaches_every_agency(world, db):
     response = client.post("/admin/sync/syncitem/", {"action": "replay_selected", "_selected_action": items})
     assert response.status_code == 302
     assert set(SyncItem.objects.filter(pk__in=items).values_list("state", flat=True)) == {WorkState.QUEUED}
+
+
+# --- sub-agencies (tali acente) ------------------------------------------------------------------
+#
+# Every cell again inside one agency: a sub-agency's user against the other sub-agency's objects
+# and against the agency's own (HQ). "Another's is an unknown one" holds as between agencies.
+# The agency's own staff reach every sub-agency's objects, reading and acting.
+
+SUB_AGENCY_PAIRS = [("A1", "A2"), ("A1", "HQ"), ("A2", "A1"), ("A2", "HQ")]
+
+
+@pytest.mark.parametrize(("viewer", "owner"), SUB_AGENCY_PAIRS)
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_sub_agency_user_reaches_only_their_sub_agencys_objects(sub_world, cell, viewer, owner):
+    """Each matrix cell within one agency: the other sub-agency's and the agency's own objects are
+    refused like unknown ones; the sub-agency user's own work through the same door."""
+    CELLS[cell](sub_world, viewer, owner)
+
+
+def test_agency_staff_reach_every_sub_agencys_objects(sub_world):
+    """The agency's own staff (no sub-agency) read and act on every sub-agency's objects, desk and API."""
+    web, api = sub_world.web("HQ"), sub_world.api("HQ")
+    everyone = sub_world.objects.values()
+    body = api.get("/api/quote-requests/").json()
+    assert {item["id"] for item in body["results"]} == {str(r.public_id) for o in everyone for r in o.requests}
+    assert {item["policy_no"] for item in api.get("/api/policies/").json()["results"]} == {
+        o.policy.policy_no for o in everyone
+    }
+    assert {item["id"] for item in api.get("/api/customers/").json()["results"]} == {o.customer.pk for o in everyone}
+    for code in ("A1", "A2"):
+        objects = sub_world.objects[code]
+        assert_shown(web, f"/talepler/{objects.request.public_id}/")
+        assert_shown(web, f"/teklifler/{objects.quote.pk}/policelestir/", objects.quote.quote_no)
+        assert_shown(web, f"/policelestirme/{objects.issuance.pk}/")
+        assert_shown(api, f"/api/issuances/{objects.issuance.pk}/", objects.issuance.reference)
+        assert_shown(web, "/policeler/", objects.policy.policy_no)
+        assert_shown(web, f"/policeler/{objects.policy.pk}/", objects.policy.policy_no)
+        assert_shown(web, "/yenilemeler/", objects.policy.policy_no)
+        assert_shown(web, f"/musteriler/{objects.customer.pk}/", objects.customer.name, objects.policy.policy_no)
+        assert_shown(web, f"/musteriler/{objects.customer.pk}/duzenle/", objects.customer.name)
+        assert _downloaded(api.get(f"/api/policies/{objects.policy.pk}/document/")) == agency_pdf(objects.label)
+        assert web.post(f"/policeler/{objects.policy.pk}/belge/yenile/", {}).status_code == 302
+        assert PolicyDocument.objects.get(pk=objects.document.pk).state == WorkState.QUEUED
+        response = api.patch(f"/api/customers/{objects.customer.pk}/", {"name": f"Yeni {code}"}, format="json")
+        assert response.status_code == 200 and Customer.objects.get(pk=objects.customer.pk).name == f"Yeni {code}"
+
+
+def test_what_a_sub_agency_user_creates_is_credited_to_their_sub_agency(sub_world):
+    """Customers (desk and API) and quote requests (desk and API) of a sub-agency user carry their
+    sub-agency; the staff quoting for a sub-agency's customer credit that sub-agency, their own none."""
+    a1 = sub_world.objects["A1"]
+    sub_agency = a1.user.agent_profile.sub_agency
+    web, api = sub_world.web("A1"), sub_world.api("A1")
+    response = web.post("/musteriler/yeni/", {"name": "Deniz Kaya", "identity_no": "10000000078", "phone": ""})
+    assert response.status_code == 302
+    assert Customer.objects.get(identity_no="10000000078").sub_agency == sub_agency
+    response = api.post("/api/customers/", {"name": "Ece Demir", "identity_no": "20000000046"}, format="json")
+    assert response.status_code == 201 and Customer.objects.get(pk=response.json()["id"]).sub_agency == sub_agency
+    response = api.post(
+        "/api/quote-requests/",
+        {"product": "trafik", "data": {**samples.TRAFIK, "owner_id": "20000000046"}},
+        format="json",
+    )
+    assert response.status_code == 201
+    assert QuoteRequest.objects.get(public_id=response.json()["id"]).sub_agency == sub_agency
+    form = {**samples.TRAFIK, "owner_id": a1.customer.identity_no, "customer": str(a1.customer.pk)}
+    assert web.post("/teklif/yeni/trafik/", form).status_code == 302
+    assert QuoteRequest.objects.latest("pk").sub_agency == sub_agency
+    staff = sub_world.web("HQ")
+    assert staff.post("/teklif/yeni/trafik/", form).status_code == 302
+    created = QuoteRequest.objects.latest("pk")
+    assert created.created_by == sub_world.objects["HQ"].user and created.sub_agency == sub_agency
+    hq = sub_world.objects["HQ"]
+    own_form = {**samples.TRAFIK, "owner_id": hq.customer.identity_no, "customer": str(hq.customer.pk)}
+    assert staff.post("/teklif/yeni/trafik/", own_form).status_code == 302
+    assert QuoteRequest.objects.latest("pk").sub_agency is None
+
+
+def test_sub_agency_user_cannot_quote_for_a_customer_outside_their_sub_agency(sub_world):
+    """The service refuses another scope's customer with a field error on `customer`, nothing stored."""
+    from quotes.services.quote_requests import InputInvalid, quote_request_create
+
+    a1, hq = sub_world.objects["A1"], sub_world.objects["HQ"]
+    before = QuoteRequest.objects.count()
+    with pytest.raises(InputInvalid) as refused:
+        quote_request_create(user=a1.user, product="trafik", data=dict(samples.TRAFIK), customer=hq.customer)
+    assert list(refused.value.field_errors) == ["customer"]
+    assert QuoteRequest.objects.count() == before
+
+
+def test_sub_agency_users_are_kept_from_commission_agreements(sub_world):
+    """Agreements are the manager's: a sub-agency user gets the desk page's 403 and no agreement over the API."""
+    from commissions.models import CommissionAgreement
+
+    hq = sub_world.objects["HQ"]
+    agreement = CommissionAgreement.objects.create(
+        agency=hq.customer.agency,
+        insurer=hq.policy.insurer,
+        product="trafik",
+        rate=Decimal("10.00"),
+        base="gross",
+        effective_from=timezone.localdate() - timedelta(days=400),
+    )
+    for code in ("A1", "A2"):
+        assert sub_world.web(code).get("/acente/komisyonlar/").status_code == 403
+        api = sub_world.api(code)
+        assert api.get("/api/commission-agreements/").json()["count"] == 0
+        assert api.get(f"/api/commission-agreements/{agreement.pk}/").status_code == 404
+        body = {
+            "insurer": "anka",
+            "product": "trafik",
+            "rate": "12.50",
+            "base": "gross",
+            "effective_from": "2027-01-01",
+        }
+        assert api.post("/api/commission-agreements/", body, format="json").status_code == 403
+    assert sub_world.api("HQ").get(f"/api/commission-agreements/{agreement.pk}/").status_code == 200
