@@ -40,6 +40,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from agencies.models import Agency, AgentProfile, SubAgency
+from agencies.scope import is_agency_manager
 from commissions.models import PolicyCommission
 from insurehub.errors import Forbidden, Invalid, NotFound
 from insurehub.spreadsheets import Cell, xlsx_table
@@ -111,7 +112,7 @@ def report_agency_for(*, user: AbstractBaseUser, agency_code: str = "") -> Agenc
         if agency is None:
             raise NotFound(NO_SUCH_AGENCY_TR)
         return agency
-    if profile is None or not profile.is_agency_admin or profile.sub_agency_id is not None:
+    if profile is None or not is_agency_manager(user):
         raise Forbidden(MANAGERS_ONLY_TR)
     if agency_code and agency_code != profile.agency.code:
         raise NotFound(NO_SUCH_AGENCY_TR)

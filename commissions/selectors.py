@@ -11,11 +11,13 @@ from django.db.models import BooleanField, Case, OuterRef, Q, QuerySet, Subquery
 
 from agencies.models import SubAgency
 from agencies.scope import scope_q
+from insurehub.errors import Forbidden
 from commissions.models import CommissionAgreement, PolicyCommission, SubAgencyShare
 from quotes import selectors as quote_selectors
 from quotes.models import Policy
 
 NO_AGREEMENT_TR = "Komisyon anlaşması yok"
+AGENCY_COMMISSION_HIDDEN_TR = "Poliçenin komisyon ayrıntıları acente yöneticisine açıktır."
 NO_PREMIUM_TR = "Prim bilinmediği için komisyon hesaplanamadı"
 
 
@@ -152,5 +154,15 @@ def policy_commission_summary(*, policy: Policy) -> PolicyCommissionSummary:
 
 
 def policy_commission_get(*, user: AbstractBaseUser, policy_id: int) -> PolicyCommissionSummary:
-    """A policy's commission; another agency's policy raises DoesNotExist (answer 404)."""
-    return policy_commission_summary(policy=quote_selectors.policy_get(user=user, pk=policy_id))
+    """A policy's commission; another agency's policy raises DoesNotExist (answer 404). The
+    agency's rate and its part are the agency's business: a sub-agency user, who may see the
+    policy, is refused its commission entries (the desk card shows them their own part only)."""
+    policy = quote_selectors.policy_get(user=user, pk=policy_id)
+    if is_sub_agency_user(user):
+        raise Forbidden(AGENCY_COMMISSION_HIDDEN_TR)
+    return policy_commission_summary(policy=policy)
+
+
+def is_sub_agency_user(user: AbstractBaseUser) -> bool:
+    profile = getattr(user, "agent_profile", None)
+    return profile is not None and profile.sub_agency_id is not None

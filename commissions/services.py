@@ -35,6 +35,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agencies.models import Agency, AgentProfile, SubAgency
+from agencies.scope import is_agency_manager
 from commissions.models import CommissionAgreement, CommissionBase, PolicyCommission, SubAgencyShare
 from commissions.selectors import commission_agreement_in_force, sub_agency_share_in_force
 from insurehub.errors import Forbidden, Invalid
@@ -174,7 +175,7 @@ def _owner_agency(user: AbstractBaseUser) -> Agency:
     """The agency whose agreements `user` sets: their own, as its admin (the agency's owner role
     on the desk, `AgentProfile.is_agency_admin`). Platform staff set them in the Django admin."""
     profile: AgentProfile | None = getattr(user, "agent_profile", None)
-    if profile is None or not profile.is_agency_admin or not profile.agency.is_active:
+    if profile is None or not is_agency_manager(user) or not profile.agency.is_active:
         raise Forbidden(OWNER_ONLY_TR)
     return profile.agency
 
@@ -271,7 +272,7 @@ def _manager_agency(user: AbstractBaseUser, message: str) -> Agency:
     """The agency `user` manages: as its admin among the agency's own staff (a sub-agency's admin
     manages its agents, not the agency's money). Platform staff work in the Django admin."""
     profile: AgentProfile | None = getattr(user, "agent_profile", None)
-    if profile is None or not profile.is_agency_admin or profile.sub_agency_id is not None:
+    if profile is None or not is_agency_manager(user):
         raise Forbidden(message)
     if not profile.agency.is_active:
         raise Forbidden(message)

@@ -14,6 +14,7 @@ from django.template.loader import render_to_string
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
+from agencies.scope import is_agency_manager
 from commissions import charts, selectors
 from commissions import production_report as report_service
 from commissions.forms import CommissionAgreementForm, ProductionReportFilterForm, SubAgencyShareForm
@@ -28,7 +29,10 @@ XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 def policy_commission_section(request: HttpRequest, policy: Policy) -> str:
     """The policy page's commission card (registered with `quotes.policy_page`)."""
     summary = selectors.policy_commission_summary(policy=policy)
-    return render_to_string("commissions/_policy_commission.html", {"summary": summary}, request=request)
+    own_part_only = selectors.is_sub_agency_user(request.user)
+    return render_to_string(
+        "commissions/_policy_commission.html", {"summary": summary, "own_part_only": own_part_only}, request=request
+    )
 
 
 @login_required
@@ -39,7 +43,7 @@ def agreement_list(request: HttpRequest) -> HttpResponse:
     new rate is a new agreement from its day; the old one stays as history); below, each
     sub-agency's share of the commission, kept the same way."""
     profile = getattr(request.user, "agent_profile", None)
-    if profile is None or not profile.is_agency_admin or profile.sub_agency_id is not None:
+    if profile is None or not is_agency_manager(request.user):
         raise PermissionDenied(OWNER_ONLY_TR)
     posted = request.POST if request.method == "POST" else None
     which = request.POST.get("form", "agreement") if posted is not None else ""

@@ -221,9 +221,16 @@ class PolicyCommissionApi(APIView):
     @extend_schema(
         operation_id="policies_commission_retrieve",
         summary="A policy's commission",
-        description="What the policy earned at issuance and, once cancelled, what was reversed.",
+        description=(
+            "What the policy earned at issuance and, once cancelled, what was reversed. The agency's rate and "
+            "part are the agency's: a sub-agency user is answered 403."
+        ),
         parameters=[_path_id("policy_id", "The policy's `id`.")],
-        responses={200: PolicyCommissionSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
+        responses={
+            200: PolicyCommissionSerializer,
+            403: OpenApiResponse(DetailSerializer, description="Not logged in, or a sub-agency user."),
+            404: NOT_FOUND,
+        },
     )
     def get(self, request: Request, policy_id: str) -> Response:
         summary = selectors.policy_commission_get(user=request.user, policy_id=pk_or_404(policy_id))

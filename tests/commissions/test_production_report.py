@@ -222,7 +222,7 @@ def test_only_managers_and_head_office_read_it(month, agents, owner, sub_agency)
     assert logged_in(agents["ACENTE1"]).get("/acente/uretim-raporu/").status_code == 403
     assert logged_in(agents["ACENTE1"]).get("/api/production-report/").status_code == 403
     sub_admin = get_user_model().objects.create_user("tali-patron", password=AGENT_PASSWORD)
-    AgentProfile.objects.create(user=sub_admin, agency=sub_agency.agency, sub_agency=sub_agency, is_agency_admin=True)
+    AgentProfile.objects.create(user=sub_admin, agency=sub_agency.agency, sub_agency=sub_agency)
     assert logged_in(sub_admin).get("/acente/uretim-raporu/").status_code == 403
     assert Client().get("/acente/uretim-raporu/")["Location"].startswith("/giris/")
 

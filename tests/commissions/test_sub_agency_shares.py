@@ -146,7 +146,7 @@ def test_only_the_agencys_own_admin_enters_a_share_and_it_is_audited(agents, own
             user=agents["ACENTE1"], sub_agency_id=sub_agency.pk, rate="60", effective_from=date.today()
         )
     sub_admin = get_user_model().objects.create_user("tali-patron", password=AGENT_PASSWORD)
-    AgentProfile.objects.create(user=sub_admin, agency=sub_agency.agency, sub_agency=sub_agency, is_agency_admin=True)
+    AgentProfile.objects.create(user=sub_admin, agency=sub_agency.agency, sub_agency=sub_agency)
     with pytest.raises(Forbidden):
         sub_agency_share_create(user=sub_admin, sub_agency_id=sub_agency.pk, rate="60", effective_from=date.today())
     created = sub_agency_share_create(
@@ -209,7 +209,7 @@ def test_the_manager_sets_a_share_on_the_commissions_page(owner, sub_agency):
 def test_a_plain_agent_and_a_sub_agencys_admin_do_not_get_the_commissions_page(agents, sub_agency):
     assert logged_in(agents["ACENTE1"]).get("/acente/komisyonlar/").status_code == 403
     sub_admin = get_user_model().objects.create_user("tali-patron", password=AGENT_PASSWORD)
-    AgentProfile.objects.create(user=sub_admin, agency=sub_agency.agency, sub_agency=sub_agency, is_agency_admin=True)
+    AgentProfile.objects.create(user=sub_admin, agency=sub_agency.agency, sub_agency=sub_agency)
     assert logged_in(sub_admin).get("/acente/komisyonlar/").status_code == 403
 
 
@@ -264,3 +264,21 @@ def test_the_policy_page_shows_the_sub_agencys_part(agents, sandbox, quick_cance
     accrual = PolicyCommission.objects.get(policy=policy, kind="accrual")
     page = logged_in(owner).get(f"/policeler/{policy.pk}/").content.decode()
     assert f"Tali acente payı {turkish_amount(accrual.sub_agency_amount)} ₺" in page
+
+
+def test_a_sub_agency_user_sees_their_part_and_not_the_agencys_rate(
+    agents, sandbox, quick_cancel_policy, sub_agency, sub_agent
+):
+    """The policy is theirs to see; the agency's rate and part are the agency's business."""
+    from insurehub.money import turkish_amount
+
+    agreement(insurer="anka", rate="10.00")
+    share(sub_agency, "60.00")
+    policy = issued_by(sub_agent, "anka")
+    accrual = PolicyCommission.objects.get(policy=policy, kind="accrual")
+    client = logged_in(sub_agent)
+    page = client.get(f"/policeler/{policy.pk}/").content.decode()
+    assert f"Tali acente payınız {turkish_amount(accrual.sub_agency_amount)} ₺" in page
+    assert "%10.00" not in page and turkish_amount(accrual.amount) + " ₺" not in page
+    api = client.get(f"/api/policies/{policy.pk}/commission/")
+    assert api.status_code == 403 and "acente yöneticisine" in api.json()["detail"]
