@@ -138,7 +138,8 @@ CUSTOMER_TAKEN_MESSAGE = "Bu kimlik numarasıyla kayıtlı bir müşteriniz var;
 INVALID_CUSTOMER_MESSAGE = "Geçersiz müşteri seçimi."
 CUSTOMER_NOT_FOUND_MESSAGE = "Bu aramayla eşleşen müşteriniz yok; adı ya da kimlik numarasını kontrol edin."
 CUSTOMER_AMBIGUOUS_MESSAGE = "Bu aramayla birden çok müşteri eşleşti; adı tam yazın ya da kimlik numarasıyla arayın."
-CUSTOMER_QUERY_MAX_LENGTH = 64
+# The box holds a pick's label too: a name (200 at most) and the masked number.
+CUSTOMER_QUERY_MAX_LENGTH = 240
 
 
 class QuoteRequestForm(forms.Form):

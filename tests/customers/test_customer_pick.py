@@ -174,3 +174,12 @@ def test_the_new_customer_tick_adds_one_inline(desk, agents):
     )
     assert response.status_code == 302
     assert QuoteRequest.objects.get().customer == Customer.objects.get(name="Çağla Öztürk")
+
+
+def test_a_long_name_picked_and_sent_back_is_still_the_customer(desk, agents):
+    """The box shows "NAME · 123******50"; a 200-character name fits, whatever the script wrote."""
+    long_name = "Çağlayan " + "Ö" * 191
+    customer = add(agents["ACENTE1"], long_name, tckn(891234567))
+    label = desk.post(PICK, {"q": "çağlayan"}).json()["results"][0]["label"]
+    response = post_trafik(desk, customer=str(customer.pk), customer_query=label)
+    assert response.status_code == 302 and QuoteRequest.objects.get().customer == customer
