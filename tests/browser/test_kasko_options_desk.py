@@ -6,14 +6,17 @@ options, the form filled in with the previous ones."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from customers.models import Customer
+from quotes.forms import CUSTOMER_AMBIGUOUS_MESSAGE
 from quotes.models import InsurerQuote, QuoteRequest
 from tests import samples
 
+from .conftest import TIMEOUT_MS
 from .test_quote_desk import log_in, wait_for_every_answer
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("qcluster")]
@@ -119,3 +122,33 @@ def test_customer_by_part_of_a_name_then_kasko_options_compared_and_rerun(page, 
     expect(option_row(page, "deductible").locator("td")).to_have_text(["5.000,00 ₺"] * priced)
     expect(option_row(page, "repair_shop").locator("td")).to_have_text(["Anlaşmalı servis"] * priced)
     shot(page, "rerun-comparison")
+
+
+@pytest.fixture
+def page_without_scripts(browser, live_server, shot) -> Iterator[Page]:
+    """A browser with JavaScript off: the desk must still work as plain HTML forms."""
+    context = browser.new_context(base_url=live_server.url, locale="tr-TR", java_script_enabled=False)
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    yield page
+    shot(page, "end")
+    context.close()
+
+
+def test_without_scripts_the_customer_box_is_looked_up_on_submit(page_without_scripts, sandbox, desk_agent, caglar):
+    """No list appears; "çağ" names two customers (a field error), "çağlar" one: the request is theirs."""
+    page = page_without_scripts
+    log_in(page, desk_agent.username)
+    page.goto("/teklif/yeni/trafik/")
+    Customer.objects.create(agency=caglar.agency, name="Ayşe Çağ", identity_no="12345678950", created_by=desk_agent)
+    page.get_by_label("Müşteri", exact=True).fill("çağ")
+    page.get_by_label("Plaka").fill("34 ABC 123")
+    page.get_by_label("Ruhsat seri no").fill("AB123456")
+    page.get_by_label("Kullanım tarzı").select_option(label="Hususi")
+    page.get_by_role("button", name="Teklif al").click()
+    expect(page.locator("#id_customer_error")).to_have_text(CUSTOMER_AMBIGUOUS_MESSAGE)
+    page.get_by_label("Müşteri", exact=True).fill("çağlar")
+    page.get_by_role("button", name="Teklif al").click()
+    expect(page).to_have_url(RESULTS_URL)
+    request = request_of(page)
+    assert request.customer_id == caglar.pk and request.owner_id == caglar.identity_no
