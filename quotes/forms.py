@@ -145,8 +145,8 @@ CUSTOMER_QUERY_MAX_LENGTH = 240
 class QuoteRequestForm(forms.Form):
     """Base of the per-product forms: the fields come from the validators' product table.
 
-    A quote may be for a customer: one of `customers` (the agent's agency's) picked from the
-    list, or a new one typed in below (saved by the view with the request). Both are optional.
+    A quote may be for a customer: one of `customers` (the agent's agency's) found by the search
+    box, or a new one typed in below (saved by the view with the request). Both are optional.
     """
 
     product: ClassVar[str]
@@ -157,8 +157,9 @@ class QuoteRequestForm(forms.Form):
         self.customer: Customer | None = None
         self._new_customer = False
         # The customer: a search box (customer_query) that static/insurehub/customer-search.js
-        # turns into a list of matches, the pick kept in `customer` (a pk, or "yeni" for the
-        # inline new customer). Without scripts the box is a plain field looked up on submit.
+        # turns into a list of matches, the pick's pk kept in `customer`. Without scripts the box
+        # is a plain field looked up on submit. The inline new customer is `new_customer` ticked
+        # (or `customer` "yeni", as the form sent it when the pick was a select).
         self.fields["customer"] = forms.CharField(required=False, max_length=20, widget=forms.HiddenInput)
         self.fields["customer_query"] = forms.CharField(
             label="Müşteri",
