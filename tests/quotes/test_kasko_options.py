@@ -313,3 +313,25 @@ def test_rerun_with_changed_options_asks_every_insurer_again_and_keeps_the_old_r
 
 def test_rerun_of_another_agencys_request_is_not_found(other_desk, asked):
     assert other_desk.get(reverse("quote_request_rerun", args=[asked.public_id])).status_code == 404
+
+
+def test_a_renewal_asks_with_the_options_of_the_policys_request(agents, monkeypatch):
+    """ "Yeniden teklif al" quotes the same cover: the options the policy was sold with go along."""
+    from datetime import timedelta
+
+    from quotes import selectors
+    from quotes.services.renewals import renewal_quote_create
+
+    from .policy_samples import issued_policy
+
+    monkeypatch.setattr(svc, "_enqueue_dispatch", lambda request_id: None)
+    chosen = {**OPTIONS, "liability_limit": None}
+    policy = issued_policy(
+        agents["ACENTE1"],
+        "ANK-OPT",
+        product="kasko",
+        data={**samples.KASKO, **chosen},
+        ends_on=selectors.today() + timedelta(days=10),
+    )
+    renewal = renewal_quote_create(user=agents["ACENTE1"], policy_id=policy.pk)
+    assert {name: renewal.input_data[name] for name in OPTIONS} == chosen
