@@ -11,8 +11,8 @@ from django.db.models import BooleanField, Case, OuterRef, Q, QuerySet, Subquery
 
 from agencies.models import SubAgency
 from agencies.scope import scope_q
-from insurehub.errors import Forbidden
 from commissions.models import CommissionAgreement, PolicyCommission, SubAgencyShare
+from insurehub.errors import Forbidden
 from quotes import selectors as quote_selectors
 from quotes.models import Policy
 

@@ -13,6 +13,7 @@ from django import forms
 
 from customers.models import Customer
 from customers.validators import TURKEY_TZ, validate_customer
+from integrations.masking import mask_identity
 
 CONSENT_INPUT_FORMAT = "%Y-%m-%dT%H:%M"
 
@@ -20,6 +21,11 @@ CONSENT_INPUT_FORMAT = "%Y-%m-%dT%H:%M"
 def _text(label: str, *, max_length: int, placeholder: str = "", **attrs: str) -> forms.CharField:
     widget_attrs = {"placeholder": placeholder, "autocomplete": "off", **attrs}
     return forms.CharField(label=label, required=False, max_length=max_length, widget=forms.TextInput(widget_attrs))
+
+
+def customer_pick_label(customer: Customer) -> str:
+    """How the quote form names a customer it offers: the name and the masked number."""
+    return f"{customer.name} · {mask_identity(customer.identity_no)}"
 
 
 def customer_fields() -> dict[str, forms.Field]:

@@ -63,6 +63,27 @@ def customer_choices(*, user: User) -> QuerySet[Customer]:
     return Customer.objects.filter(_own_agency(user))
 
 
+# What the quote form's customer search answers at most: a name typed in part narrows fast.
+CUSTOMER_PICK_LIMIT = 20
+
+
+def customer_pick_matching(term: str) -> Q:
+    """The quote form's customer search: digits are the start of an identity number, anything
+    else part of a name (Turkish letters or not, any case: `customers.name_search`)."""
+    term = " ".join(term.split())
+    compact = term.replace(" ", "")
+    if compact and set(compact) <= _IDENTITY_DIGITS:
+        return Q(identity_no__startswith=compact)
+    return name_contains("name", term)
+
+
+def customer_pick_search(*, user: User, term: str, limit: int = CUSTOMER_PICK_LIMIT) -> list[Customer]:
+    """The customers a quote may be for (`customer_choices`: the agent's own agency's) matching
+    `term`, by name, at most `limit` (one more is read, so the caller can say there are more)."""
+    matching = customer_choices(user=user).filter(customer_pick_matching(term))
+    return list(matching.order_by("name", "pk")[: limit + 1])
+
+
 def customer_quote_requests(*, user: User, customer: Customer) -> QuerySet[QuoteRequest]:
     """The customer's requests that `user` may read: a sub-agency user reading their customer still
     sees only what is credited to their sub-agency."""

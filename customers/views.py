@@ -7,19 +7,24 @@ Reads go through the agency-scoped selectors, so another agency's customer is "n
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agencies.scope import may_act_on
 from customers import selectors
-from customers.forms import CustomerForm
+from customers.forms import CustomerForm, customer_pick_label
 from customers.services import customer_create, customer_may_write, customer_update
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
+from integrations.masking import mask_identity
 from quotes.views.common import page_of, search_recall, search_redirect
 
 # What the customer page lists of a customer's history; older ones stay in the main lists.
@@ -39,6 +44,46 @@ def customer_list(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_POST
 def customer_search(request: HttpRequest) -> HttpResponse:
     return search_redirect(request, "customer_list")
+
+
+def _json_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A logged-out fetch is answered 401 with a sentence (a script cannot show a login page)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return JsonResponse({"detail": "Oturumunuz kapanmış; yeniden giriş yapın."}, status=401)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+# Shorter than this a name part finds too many to list; digits (an identity number's start) too.
+PICK_MIN_LENGTH = 2
+PICK_MAX_LENGTH = 64
+
+
+@_json_login_required
+@require_POST
+def customer_pick(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The quote form's customer search box (static/insurehub/customer-search.js): `q`, part of a
+    name or the start of a TCKN/VKN, in the POST body (an identity number never lands in a URL);
+    the agent's own agency's customers matching it, identity masked, as on the old select."""
+    term = " ".join(str(request.POST.get("q", ""))[:PICK_MAX_LENGTH].split())
+    found = selectors.customer_pick_search(user=request.user, term=term) if len(term) >= PICK_MIN_LENGTH else []
+    shown = found[: selectors.CUSTOMER_PICK_LIMIT]
+    results = [
+        {
+            "id": customer.pk,
+            "name": customer.name,
+            "identity": mask_identity(customer.identity_no),
+            "label": customer_pick_label(customer),
+        }
+        for customer in shown
+    ]
+    response = JsonResponse({"results": results, "more": len(found) > len(shown)})
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @login_required

@@ -10,6 +10,7 @@ urlpatterns = [
     path("talepler/", quote_requests.quote_request_list, name="quote_request_list"),
     path("talepler/ara/", quote_requests.quote_request_search, name="quote_request_search"),
     path("talepler/<uuid:public_id>/", quote_requests.quote_request_detail, name="quote_request_detail"),
+    path("talepler/<uuid:public_id>/yeniden/", quote_requests.quote_request_rerun, name="quote_request_rerun"),
     path("talepler/<uuid:public_id>/karsilastir/", comparison.comparison_page, name="comparison"),
     path("talepler/<uuid:public_id>/karsilastir.pdf", comparison.comparison_download, name="comparison_download"),
     path("talepler/<uuid:public_id>/sonuclar/", quote_requests.quote_request_results, name="quote_request_results"),

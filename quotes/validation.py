@@ -21,7 +21,15 @@ from datetime import date, datetime, timedelta, timezone
 from stdnum.exceptions import ValidationError as StdnumValidationError
 from stdnum.tr import tckimlik, vkn
 
-from integrations.operations import PRODUCT_INPUT_FIELDS, STARTS_ON_MAX_DAYS_AHEAD
+from integrations.operations import (
+    KASKO_DEDUCTIBLES,
+    KASKO_OPTION_FIELDS,
+    KASKO_REPAIR_SHOPS,
+    KASKO_REPLACEMENT_CAR_DAYS,
+    PRODUCT_INPUT_FIELDS,
+    STARTS_ON_MAX_DAYS_AHEAD,
+    Product,
+)
 
 __all__ = [
     "PRODUCT_FIELDS",
@@ -37,6 +45,7 @@ __all__ = [
     "validate_fields",
     "validate_floor_count",
     "validate_gross_m2",
+    "validate_kasko_option",
     "validate_model_year",
     "validate_owner_id",
     "validate_uavt_code",
@@ -322,6 +331,98 @@ def default_starts_on(*, today: date | None = None) -> str:
     return ((today or _today_in_turkey()) + timedelta(days=1)).isoformat()
 
 
+# --- kasko options (CONTRACTS.md, "Kasko options") ----------------------------------------------
+
+# The contract names no İMM limits: each insurer sells its own. These are the limits the desk
+# offers (every one some insurer we work with sells); `None` is unlimited. A limit an insurer does
+# not sell is its refusal on that field, shown on its row.
+KASKO_LIABILITY_LIMITS: tuple[int | None, ...] = (
+    500_000,
+    1_000_000,
+    2_000_000,
+    2_500_000,
+    3_000_000,
+    5_000_000,
+    10_000_000,
+    None,
+)
+REPAIR_SHOP_LABELS_TR = {"authorized": "Yetkili servis", "contracted": "Anlaşmalı servis"}
+# Options each product may carry; each optional (absent: the insurer's own default).
+PRODUCT_OPTION_FIELDS: dict[str, tuple[str, ...]] = {Product.KASKO.value: KASKO_OPTION_FIELDS}
+
+
+def _thousands(amount: int) -> str:
+    return f"{amount:,}".replace(",", ".")
+
+
+def _listed(values: tuple[int | None, ...], unit: str) -> str:
+    shown = [_thousands(value) for value in values if value is not None]
+    return ", ".join(shown[:-1]) + f" veya {shown[-1]}{unit}"
+
+
+_DEDUCTIBLE_MESSAGE = f"Muafiyet {_listed(KASKO_DEDUCTIBLES, ' TL')} olmalıdır."
+_REPLACEMENT_CAR_MESSAGE = f"İkame araç gün sayısı {_listed(KASKO_REPLACEMENT_CAR_DAYS, ' gün')} olmalıdır."
+_LIABILITY_MESSAGE = f"İMM limiti {_listed(KASKO_LIABILITY_LIMITS, ' TL')} ya da sınırsız (null) olmalıdır."
+_REPAIR_SHOP_MESSAGE = "Servis türü yetkili servis (authorized) veya anlaşmalı servis (contracted) olmalıdır."
+
+
+def _whole_amount(value: object) -> int | None:
+    """A whole TRY amount as forms (`"5000"`), JSON (`5000`) or the contract (`"5000.00"`) write it;
+    None when it is none of those. Never a float: 2500.5 is no choice on any menu."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text.endswith(".00"):
+        text = text[:-3]
+    if not text.isascii() or not text.isdigit() or len(text) > 12:
+        return None
+    return int(text)
+
+
+def validate_kasko_option(field: str, value: object) -> int | str | None:
+    """One kasko option, checked against the contract's values (the İMM limit against the desk's
+    list): amounts and days as integers, the repair shop as the platform's word, None for an
+    unlimited İMM."""
+    if field == "deductible":
+        amount = _whole_amount(value)
+        if amount not in KASKO_DEDUCTIBLES:
+            raise FieldError(field, _DEDUCTIBLE_MESSAGE)
+        return amount
+    if field == "replacement_car_days":
+        days = _whole_amount(value) if not (isinstance(value, str) and "." in value) else None
+        if days not in KASKO_REPLACEMENT_CAR_DAYS:
+            raise FieldError(field, _REPLACEMENT_CAR_MESSAGE)
+        return days
+    if field == "liability_limit":
+        if value is None:
+            return None
+        limit = _whole_amount(value)
+        if limit is None or limit not in KASKO_LIABILITY_LIMITS:
+            raise FieldError(field, _LIABILITY_MESSAGE)
+        return limit
+    if field == "repair_shop":
+        shop = value.strip().lower() if isinstance(value, str) else None
+        if shop not in KASKO_REPAIR_SHOPS:
+            raise FieldError(field, _REPAIR_SHOP_MESSAGE)
+        return shop
+    raise ValueError(f"not a kasko option: {field!r}")
+
+
+def option_given(data: Mapping, field: str) -> bool:
+    """Whether `data` chooses the option: present and not blank; a null İMM limit is a choice
+    (unlimited), any other null or blank is "the insurer's default"."""
+    if field not in data:
+        return False
+    value = data[field]
+    if value is None:
+        return field == "liability_limit"
+    return not _is_blank(value)
+
+
 # --- whole requests ----------------------------------------------------------------------------
 
 PRODUCT_FIELDS: dict[str, tuple[str, ...]] = {str(product): fields for product, fields in PRODUCT_INPUT_FIELDS.items()}
@@ -346,10 +447,12 @@ def _field_validators(today: date | None) -> dict[str, Callable[[object], object
 
 
 def product_input_fields(product: str) -> tuple[str, ...]:
-    """Every field a request for `product` may carry: its own, and the day its cover starts.
-    An unknown product has none."""
+    """Every field a request for `product` may carry: its own, the day its cover starts and its
+    options (kasko). An unknown product has none."""
     fields = PRODUCT_FIELDS.get(str(product))
-    return (*fields, "starts_on") if fields is not None else ()
+    if fields is None:
+        return ()
+    return (*fields, "starts_on", *PRODUCT_OPTION_FIELDS.get(str(product), ()))
 
 
 def validate_fields(product: str, data: Mapping, *, today: date | None = None) -> tuple[dict, dict[str, str]]:
@@ -384,4 +487,12 @@ def validate_fields(product: str, data: Mapping, *, today: date | None = None) -
             clean["starts_on"] = validate_starts_on(data.get("starts_on"), today=today)
         except FieldError as error:
             errors["starts_on"] = error.message
+    # Options are each optional: only those chosen are kept (and so sent).
+    for field in PRODUCT_OPTION_FIELDS.get(str(product), ()):
+        if not option_given(data, field):
+            continue
+        try:
+            clean[field] = validate_kasko_option(field, data[field])
+        except FieldError as error:
+            errors[field] = error.message
     return clean, errors

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from integrations.operations import KASKO_OPTION_FIELDS
+
 
 class ErrorClass(StrEnum):
     PERMANENT = "permanent"
@@ -136,16 +138,25 @@ PLAIN_MESSAGE_TR: dict[ErrorKind, str] = {
 }
 
 
+# A kasko option the insurer does not sell: the contract has every insurer answer it as a
+# validation refusal naming the option ("Kasko options"), and the desk has checked the value
+# against the contract's list already, so such a refusal is "not on this insurer's menu".
+OPTION_NOT_SOLD_TR = "Şirket seçilen {label} seçeneğini satmıyor. Başka bir seçenekle teklifi yeniden çalışın."
+
+
 def plain_message(error: InsurerError) -> str:
     """The sentence an agent reads for a refusal: a `Reason` when the adapter recognised the
     insurer's business code (the same words whichever insurer said no), else the kind's plain
-    sentence, naming the refused field when the insurer named it."""
+    sentence, naming the refused field when the insurer named it (a kasko option it refuses is
+    one it does not sell)."""
     if error.message in Reason.ALL:
         return error.message
     if error.is_local_refusal:
         return LOCAL_RATE_LIMIT_PLAIN_TR
     text = PLAIN_MESSAGE_TR[error.kind]
     label = FIELD_LABELS_TR.get(error.field or "")
+    if error.kind is ErrorKind.VALIDATION and label and error.field in KASKO_OPTION_FIELDS:
+        return OPTION_NOT_SOLD_TR.format(label=label)
     if error.kind is ErrorKind.VALIDATION and label:
         return f"Şirket {label} bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
     return text

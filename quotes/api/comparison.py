@@ -49,10 +49,30 @@ class RowSerializer(serializers.Serializer):
     cells = CellSerializer(many=True, help_text="One per column, in column order.")
 
 
+class OptionCellSerializer(serializers.Serializer):
+    listed = serializers.BooleanField(help_text="False: this insurer's answer does not say (repair shop: none asked).")
+    value = serializers.JSONField(
+        allow_null=True,
+        help_text=(
+            "What the price includes: a TRY decimal string (deductible, liability_limit; null = unlimited), "
+            "days (replacement_car_days), authorized|contracted (repair_shop, as asked: the answer never says)."
+        ),
+    )
+    text = serializers.CharField(help_text="The same, as the desk shows it (Turkish).")
+
+
+class OptionRowSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="deductible, replacement_car_days, liability_limit or repair_shop.")
+    name = serializers.CharField()
+    asked = serializers.CharField(help_text="What the request asked, in Turkish (“Şirketin standardı”: nothing).")
+    cells = OptionCellSerializer(many=True, help_text="One per column, in column order.")
+
+
 class ComparisonSerializer(serializers.Serializer):
     id = serializers.UUIDField(source="request.public_id")
     product = serializers.CharField(source="request.product")
     columns = ColumnSerializer(many=True)
+    options = OptionRowSerializer(many=True, help_text="Kasko: the options each price includes; empty otherwise.")
     rows = RowSerializer(many=True)
 
 
@@ -68,7 +88,9 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
         }
         for row in comparison.rows
     ]
-    return ComparisonSerializer({"request": comparison.request, "columns": comparison.columns, "rows": rows}).data
+    return ComparisonSerializer(
+        {"request": comparison.request, "columns": comparison.columns, "options": comparison.options, "rows": rows}
+    ).data
 
 
 class ComparisonApi(APIView):

@@ -139,7 +139,11 @@ class QuoteRequestsApi(APIView):
                 "The product's fields. trafik: plate, owner_id, registration_serial, usage "
                 "(private|commercial|taxi). kasko: trafik's fields and model_year, brand_code, model_code "
                 "(3-digit strings from the current TSB kasko value list: a code not on it, or a year the type "
-                "has no value for, is that field's error; docs/vehicles.md). "
+                "has no value for, is that field's error; docs/vehicles.md), and optionally the kasko options: "
+                "deductible (0|2500|5000|10000 TRY), replacement_car_days (0|7|15), liability_limit (İMM, TRY: "
+                "500000|1000000|2000000|2500000|3000000|5000000|10000000, or null for unlimited), repair_shop "
+                "(authorized|contracted); absent: the insurer's standard. An insurer that does not sell a value "
+                "answers a VALIDATION refusal on its row. "
                 "dask: uavt_code, construction_type (reinforced_concrete|masonry|other), "
                 "construction_year, floor_count, gross_m2, damage_status (none|minor|heavy), owner_id."
             )

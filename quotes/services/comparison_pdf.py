@@ -130,6 +130,10 @@ def comparison_pdf(comparison: Comparison, *, agency_name: str) -> bytes:
                 [try_money(installment_total(column, count) or "") or "—" for column in columns],
             )
         )
+    body += [
+        row(f"{option.name} (istenen: {option.asked})", [cell.text for cell in option.cells])
+        for option in comparison.options
+    ]
     body += [row(coverage.name, [_cell_text(cell) for cell in coverage.cells]) for coverage in comparison.rows]
     body.append(row("Geçerlilik", [_local_time(column.valid_until) for column in columns]))
     body.append(row("Teklif no", [column.quote_no for column in columns]))

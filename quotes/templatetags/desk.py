@@ -14,7 +14,8 @@ from integrations.answers.taxonomy import same_text
 from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
 from quotes.models import InsurerQuote
-from quotes.services.comparison import NOT_COVERED
+from quotes.services.comparison import NOT_COVERED, OPTION_NAMES_TR, option_value_text
+from quotes.validation import PRODUCT_OPTION_FIELDS, option_given
 
 register = template.Library()
 
@@ -95,3 +96,15 @@ def coverage_cell(value: object, label: str = "") -> str:
     if label:
         return format_html('<td class="{}" data-label="{}">{}</td>', css, label, text)
     return format_html('<td class="{}">{}</td>', css, text)
+
+
+@register.filter
+def chosen_options(quote_request: object) -> list[tuple[str, str]]:
+    """The options a request asked for (kasko), as (name, value) in words: "Muafiyet", "5.000,00 ₺"."""
+    product = getattr(quote_request, "product", "")
+    data = getattr(quote_request, "input_data", None) or {}
+    return [
+        (OPTION_NAMES_TR[name], option_value_text(name, data[name]))
+        for name in PRODUCT_OPTION_FIELDS.get(product, ())
+        if option_given(data, name)
+    ]

@@ -27,7 +27,7 @@ from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.work.item import WorkState
 from quotes import live, selectors
-from quotes.forms import PRODUCTS, QUOTE_FORMS, DaskForm
+from quotes.forms import PRODUCTS, QUOTE_FORMS, DaskForm, customer_initial, rerun_initial
 from quotes.models import QuoteRequest
 from quotes.services.dask_address import dask_address_check
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
@@ -73,12 +73,30 @@ def quote_request_new(request: AuthenticatedHttpRequest, product: str = "trafik"
     return render(request, "quotes/quote_request_new.html", context)
 
 
+@login_required
+@require_GET
+@desk_errors
+def quote_request_rerun(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponse:
+    """ "Teklifi yeniden çalış": the request's form filled in with what it asked (risk, customer,
+    kasko options) for the agent to change; sent, it is a new request at every insurer. Only the
+    request's own agency asks again (its accounts are called): another's is a 404."""
+    quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
+    profile = getattr(request.user, "agent_profile", None)
+    if profile is None or profile.agency_id != quote_request.agency_id:
+        raise Http404("Teklif talebi bulunamadı.")
+    product = quote_request.product
+    customers = customer_choices(user=request.user)
+    form = QUOTE_FORMS[product](initial=rerun_initial(quote_request), customers=customers)
+    context = {"form": form, "product": product, "products": PRODUCTS, "address_check": None, "rerun_of": quote_request}
+    return render(request, "quotes/quote_request_new.html", context)
+
+
 def _preselected_customer(request: HttpRequest, customers: QuerySet[Customer]) -> dict[str, str]:
     """`?musteri=<pk>` (the customer page's "teklif al" links) picks the customer and fills in
     their number; a pk that is not one of the agency's customers is ignored."""
     pk = request.GET.get("musteri", "")
     customer = customers.filter(pk=pk).first() if pk.isascii() and pk.isdigit() and len(pk) < 19 else None
-    return {"customer": str(customer.pk), "owner_id": customer.identity_no} if customer else {}
+    return customer_initial(customer) if customer else {}
 
 
 def _results_context(quote_request: QuoteRequest, user: Any) -> dict[str, Any]:

@@ -60,12 +60,15 @@
     if (button) window.print();
   });
 
-  // The new-quote form: the new customer's fields only for "+ Yeni müşteri".
+  // The new-quote form: the new customer's fields only while "+ Yeni müşteri" is ticked (or a
+  // form sent back with "yeni" as its customer).
   function newCustomerBox() {
-    var select = document.getElementById("id_customer"), box = document.getElementById("new-customer");
-    if (!select || !box) return;
-    function sync() { box.hidden = select.value !== "yeni"; }
-    select.addEventListener("change", sync);
+    var tick = document.getElementById("id_new_customer"), box = document.getElementById("new-customer");
+    var picked = document.getElementById("id_customer");
+    if (!tick || !box) return;
+    if (picked && picked.value === "yeni") tick.checked = true;
+    function sync() { box.hidden = !tick.checked; }
+    tick.addEventListener("change", sync);
     sync();
   }
 

@@ -83,7 +83,8 @@ def add_customer(page: Page) -> Customer:
 
 def request_kasko_for_customer(page: Page, customer: Customer) -> QuoteRequest:
     page.get_by_role("link", name="Kasko teklifi al").click()
-    expect(page.get_by_label("Müşteri")).to_have_value(str(customer.pk))
+    expect(page.locator("#id_customer")).to_have_value(str(customer.pk))
+    expect(page.get_by_label("Müşteri", exact=True)).to_have_value(f"{CUSTOMER_NAME} · 100******46")
     expect(page.get_by_label("T.C. Kimlik / Vergi No")).to_have_value(CUSTOMER_TCKN)
     page.get_by_label("Plaka").fill("34 ABC 123")
     page.get_by_label("Ruhsat seri no").fill(samples.KASKO["registration_serial"])

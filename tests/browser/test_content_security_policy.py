@@ -78,9 +78,9 @@ def test_the_desk_pages_load_their_scripts_and_styles_under_the_policy(page, des
         # desk.css is applied: the header bar is laid out by it, not by the browser's defaults.
         assert page.evaluate("() => getComputedStyle(document.querySelector('.bar')).display") == "flex"
     page.goto("/teklif/yeni/trafik/")
-    # desk.js hides the new customer's fields until "+ Yeni müşteri" is chosen.
+    # desk.js hides the new customer's fields until "+ Yeni müşteri" is ticked.
     expect(page.locator("#new-customer")).to_be_hidden()
-    page.locator("#id_customer").select_option("yeni")
+    page.get_by_label("+ Yeni müşteri").check()
     expect(page.locator("#new-customer")).to_be_visible()
 
 

@@ -39,7 +39,8 @@ def test_agent_adds_a_customer_and_gets_a_quote_for_them(page, shot, sandbox, de
     assert customer.phone == "+905321234567" and customer.kvkk_consent_channel == "wet_signature"
 
     page.get_by_role("link", name="Trafik teklifi al").click()
-    expect(page.get_by_label("Müşteri")).to_have_value(str(customer.pk))
+    expect(page.locator("#id_customer")).to_have_value(str(customer.pk))
+    expect(page.get_by_label("Müşteri", exact=True)).to_have_value("Ayşe Yılmaz · 100******46")
     expect(page.get_by_label("T.C. Kimlik / Vergi No")).to_have_value(OTHER_TCKN)
     expect(page.locator("#new-customer")).to_be_hidden()
     page.get_by_label("Plaka").fill("34 ABC 123")

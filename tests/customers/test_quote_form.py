@@ -25,11 +25,18 @@ def trafik(**fields) -> dict[str, str]:
     return {**samples.TRAFIK, **fields}
 
 
-def test_form_offers_only_the_agencys_customers_masked(desk, customers):
+def test_form_offers_the_agencys_customers_through_its_search_box_only(desk, customers):
+    """The page names no customer (tests/customers/test_customer_pick.py: the box's endpoint)."""
     html = desk.get("/teklif/yeni/trafik/").content.decode()
-    own, other = customers["ACENTE1"], customers["ACENTE2"]
-    assert f'<option value="{own.pk}">Müşteri ACENTE1 · 123******50</option>' in html
-    assert f'value="{other.pk}"' not in html and "Müşteri ACENTE2" not in html
+    assert "Müşteri ACENTE1" not in html and "Müşteri ACENTE2" not in html
+    assert desk.post("/musteriler/sec/", {"q": "müşteri"}).json()["results"] == [
+        {
+            "id": customers["ACENTE1"].pk,
+            "name": "Müşteri ACENTE1",
+            "identity": "123******50",
+            "label": "Müşteri ACENTE1 · 123******50",
+        }
+    ]
 
 
 def test_picked_customer_with_blank_number_asks_for_the_customers_number(desk, customers):

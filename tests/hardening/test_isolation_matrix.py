@@ -300,7 +300,7 @@ def assert_shown(client, path: str, *expected: str) -> str:
 
 def quote_request_read_web(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
-    for suffix in ("", "sonuclar/"):
+    for suffix in ("", "sonuclar/", "yeniden/"):
         assert_shown(client, f"/talepler/{own.request.public_id}/{suffix}")
         assert_hidden(client, f"/talepler/{other.request.public_id}/{suffix}", f"/talepler/{UNKNOWN_UUID}/{suffix}")
 
@@ -683,11 +683,23 @@ def customer_change_api(w: World, viewer: str, owner: str) -> None:
 
 
 def customer_quote_web(w: World, viewer: str, owner: str) -> None:
-    """The quote form offers and takes the own agency's customers only: the other's pk is a field error."""
+    """The quote form offers and takes the own agency's customers only: its search box finds the
+    own agency's (by name or the shared identity number), never the other's; the other's pk, or
+    its name typed without a script, is a field error."""
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
     before = QuoteRequest.objects.count()
-    page = assert_shown(client, "/teklif/yeni/trafik/", f'value="{own.customer.pk}"')
-    assert f'value="{other.customer.pk}"' not in page and other.customer.name not in page
+    page = assert_shown(client, "/teklif/yeni/trafik/", 'data-customer-search="/musteriler/sec/"')
+    assert other.customer.name not in page
+    for term in ("müşteri", samples.TRAFIK["owner_id"][:4], other.customer.name):
+        found = client.post("/musteriler/sec/", {"q": term}).json()["results"]
+        assert other.customer.pk not in {item["id"] for item in found}, term
+    assert [item["id"] for item in client.post("/musteriler/sec/", {"q": "müşteri"}).json()["results"]] == [
+        own.customer.pk
+    ]
+    response = client.post(
+        "/teklif/yeni/trafik/", {**samples.TRAFIK, "customer_query": other.customer.name.split()[-1]}
+    )
+    assert response.status_code == 200 and list(response.context["form"].errors) == ["customer"]
     # The customer page's "teklif al" link (?musteri=) preselects nothing for another agency's customer.
     assert_hidden(
         client,
@@ -867,6 +879,9 @@ def test_view_all_agencies_reads_both_agencies_on_desk_and_api(world):
         assert_shown(web, f"/musteriler/{objects.customer.pk}/", objects.customer.name)
         assert_shown(api, f"/api/customers/{objects.customer.pk}/", objects.customer.name)
         assert web.get(f"/musteriler/{objects.customer.pk}/duzenle/").status_code == 404
+        # Asking for an agency is the agency's: no re-run, and no customer offered on a quote form.
+        assert web.get(f"/talepler/{objects.request.public_id}/yeniden/").status_code == 404
+        assert web.post("/musteriler/sec/", {"q": objects.customer.name}).json()["results"] == []
         assert api.patch(f"/api/customers/{objects.customer.pk}/", {"name": "X"}, format="json").status_code == 404
         assert Customer.objects.get(pk=objects.customer.pk).name == objects.customer.name
         pdf = agency_pdf(objects.label)

@@ -143,7 +143,9 @@ def test_an_unsold_option_is_a_field_error_naming_it_in_turkish(endpoint_for):
     outcome = run(endpoint_for, "kasko_quote", {**samples.KASKO, "liability_limit": 750000})
     assert not outcome.ok and outcome.attempts == 1
     assert (outcome.error.provider_code, outcome.error.field) == ("VALIDATION", "liability_limit")
-    assert plain_message(outcome.error) == "Şirket İMM limiti bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
+    assert plain_message(outcome.error) == (
+        "Şirket seçilen İMM limiti seçeneğini satmıyor. Başka bir seçenekle teklifi yeniden çalışın."
+    )
 
 
 def test_absent_terms_are_not_sent(endpoint_for, sandbox):

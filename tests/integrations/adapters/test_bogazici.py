@@ -145,7 +145,9 @@ def test_an_unsold_deductible_is_a_field_error_naming_it(run: Callable[..., Outc
     outcome = run("kasko_quote", {**samples.KASKO, "deductible": 10000})
     assert outcome.error is not None
     assert (outcome.error.provider_code, outcome.error.field, outcome.attempts) == ("BS-100", "deductible", 1)
-    assert plain_message(outcome.error) == "Şirket muafiyet bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
+    assert plain_message(outcome.error) == (
+        "Şirket seçilen muafiyet seçeneğini satmıyor. Başka bir seçenekle teklifi yeniden çalışın."
+    )
 
 
 def test_a_zero_liability_limit_is_never_sent_as_unlimited(run: Callable[..., Outcome], bogazici: Any) -> None:

@@ -152,7 +152,7 @@ def test_an_unsold_replacement_car_is_a_field_error_naming_it(run):
         1,
     )
     assert plain_message(outcome.error) == (
-        "Şirket ikame araç gün sayısı bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
+        "Şirket seçilen ikame araç gün sayısı seçeneğini satmıyor. Başka bir seçenekle teklifi yeniden çalışın."
     )
 
 

@@ -144,7 +144,9 @@ def test_an_unsold_option_is_a_field_error_read_from_the_detail(run, option, lab
     """INVALID_REQUEST's detail names `risk.options.<field>`: the agent reads which option."""
     outcome = run("kasko_quote", {**samples.KASKO, **option})
     assert (outcome.error.provider_code, outcome.error.field, outcome.attempts) == ("INVALID_REQUEST", *option, 1)
-    assert plain_message(outcome.error) == f"Şirket {label} bilgisini kabul etmedi. Kontrol edip yeniden deneyin."
+    assert plain_message(outcome.error) == (
+        f"Şirket seçilen {label} seçeneğini satmıyor. Başka bir seçenekle teklifi yeniden çalışın."
+    )
 
 
 def test_a_risk_field_refusal_names_the_platform_field_too(run):
