@@ -65,7 +65,7 @@ BODY_UNREADABLE_MESSAGE = "İstek gövdesi okunamadı; gövdeyi JSON olarak (Con
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser, answering a body it can not read in Turkish."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         try:
             return super().parse(stream, media_type, parser_context)
         except exceptions.ParseError as refused:
