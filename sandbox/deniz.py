@@ -346,6 +346,7 @@ class Deniz(Insurer):
     def _quote_call(self, request: Request) -> Call:
         """``{"product", "insured": {owner_id}, "risk": {...}}``: one URL, three operations."""
         payload, problem = parse_json_object(request.body)
+        # The body's product as sent (any JSON value): one that is not a product name is not found.
         operation = PRODUCTS.get(payload.get("product"))  # type: ignore[arg-type]
         if problem is None and operation is None:
             problem = InvalidField("product", "missing" if payload.get("product") is None else "invalid")
