@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential
+from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt, wait_exponential
 
 from bench.wire import Answer
 
@@ -37,12 +37,18 @@ def naive_run(call: Callable[[], Answer]) -> Result:
     return Result(ok=answer.ok, attempts=1, last=answer, finished=time.monotonic())
 
 
+def _last_answer(state: RetryCallState) -> Answer:
+    """The answer of the last attempt, returned rather than raised when the attempts run out."""
+    assert state.outcome is not None  # tenacity calls this only after an attempt has ended
+    return state.outcome.result()
+
+
 def tenacity_retrying(sleep: Callable[[float], None] = time.sleep) -> Retrying:
     return Retrying(
         wait=wait_exponential(multiplier=1, min=1, max=10),
         stop=stop_after_attempt(5),
         retry=retry_if_result(lambda answer: not answer.ok),
-        retry_error_callback=lambda state: state.outcome.result(),
+        retry_error_callback=_last_answer,
         sleep=sleep,
     )
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-THROTTLE_NOTES = ("throttled", "fault=throttle", "fault=error:RATE_LIMITED", "fault=error:BS-901")
+THROTTLE_NOTES: tuple[str, ...] = ("throttled", "fault=throttle", "fault=error:RATE_LIMITED", "fault=error:BS-901")
 THROTTLE_NOTES += ("fault=error:TOO_MANY_REQUESTS",)
 
 
@@ -91,6 +91,7 @@ class World:
     raw_dir: str
     quick: bool
     notes: list[str] = field(default_factory=list)
+    workdir: str = ""  # the run's temporary directory (its database lives there)
     # Which of the runner's repeats of a scenario this is (0-based), and `--repeats N` if given.
     repeat: int = 0
     repeats_override: int | None = None

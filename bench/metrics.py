@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, overload
 
 
 def series(
@@ -93,8 +93,13 @@ def repeated(s: dict[str, Any], name: str) -> dict[str, Any] | None:
     return block if block and block.get("median") is not None and len(block["values"]) > 1 else None
 
 
+@overload
+def median_or(s: dict[str, Any], name: str, single: float) -> float: ...
+@overload
+def median_or(s: dict[str, Any], name: str, single: float | None) -> float | None: ...
 def median_or(s: dict[str, Any], name: str, single: float | None) -> float | None:
-    """The median over the repeats where the number was repeated, else the single value."""
+    """The median over the repeats where the number was repeated, else the single value (a
+    repeated number always has a median, so a number given in ``single`` gives a number)."""
     block = repeated(s, name)
     return block["median"] if block else single
 

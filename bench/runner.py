@@ -87,8 +87,7 @@ def run_all(
     servers = start_all(host="127.0.0.1")
     try:
         demo_data_seed(base_urls={code: server.base_url for code, server in servers.items()}, accounts=DEFAULT_ACCOUNTS)
-        world = World(servers=servers, probe=Probe(servers), raw_dir=raw_dir, quick=quick)
-        world.workdir = workdir  # type: ignore[attr-defined]
+        world = World(servers=servers, probe=Probe(servers), raw_dir=raw_dir, quick=quick, workdir=workdir)
         world.repeats_override = repeats
         results: dict[str, Any] = {
             "meta": {

@@ -296,6 +296,7 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
             for t in SyncItem.objects.filter(run=run, state="SUBMITTED")
             .order_by("-finished_at")
             .values_list("finished_at", flat=True)[:20]
+            if t is not None  # a submitted item has finished
         ],
         "records": [
             [payload["policy_no"], names.get(state, state.lower())]
@@ -363,8 +364,8 @@ def _profile_start(path: str | None) -> Callable[[], None] | None:
 
         return wrapper
 
-    _Drain._work = profiled(_Drain._work)
-    _Drain.run = profiled(_Drain.run)
+    for name in ("_work", "run"):  # wrapped in place, for the rest of this process
+        setattr(_Drain, name, profiled(getattr(_Drain, name)))
 
     def dump() -> None:
         stats = pstats.Stats(profiles[0])

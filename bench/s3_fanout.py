@@ -238,10 +238,11 @@ def _summary(result: dict[str, Any], events: list, codes: list[str]) -> dict[str
         if req["t_last"] is None or not all(req["answered"].values()):
             incomplete += 1
             continue
-        waits = [own.get((code, req["plate"])) for code in codes]
-        if any(w is None for w in waits):
+        found = [own.get((code, req["plate"])) for code in codes]
+        if any(w is None for w in found):
             incomplete += 1
             continue
+        waits = [w for w in found if w is not None]  # all of them, in the order of codes
         total = req["t_last"] - req["t0"]
         overheads.append((total - max(waits)) * 1000.0)
         slowest_code = codes[waits.index(max(waits))]
@@ -337,10 +338,12 @@ def _agents(p: dict[str, Any], ask: Any, client: str) -> list[dict[str, Any]]:
 def baseline_main(spec: dict[str, Any]) -> dict[str, Any]:
     from bench.agent import ready_and_wait
     from bench.clients import RUNNERS
-    from bench.wire import wire_for
+    from bench.wire import CinarWire, wire_for
 
     wires = {code: wire_for(code, info["url"], info["credentials"]) for code, info in spec["insurers"].items()}
-    wires["cinar"].token()  # type: ignore[attr-defined]  # set-up, before the clock starts
+    cinar = wires["cinar"]
+    assert isinstance(cinar, CinarWire)  # the one wire for Çınar
+    cinar.token()  # set-up, before the clock starts
     runner = RUNNERS[spec["client"]]
     pool = ThreadPoolExecutor(max_workers=4 * spec["agents"], thread_name_prefix="call")
 
@@ -377,7 +380,10 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
 
     if os.environ.get("BENCH_DATABASE_URL"):
         _postgres_setup(spec)
-    agency = InsurerAccount.objects.select_related("agency").filter(agency_code=spec["agency"]).first().agency
+    account = InsurerAccount.objects.select_related("agency").filter(agency_code=spec["agency"]).first()
+    if account is None:
+        raise RuntimeError(f"no insurer account with agency code {spec['agency']}")
+    agency = account.agency
     users = []
     user_model = get_user_model()
     for i in range(spec["agents"]):
@@ -429,7 +435,7 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
             # The agent's web request ends here (the answers arrive by polling): like Django at the
             # end of a request, hand the connection back rather than hold it while waiting.
             connection.close()
-            event, box = threading.Event(), []
+            event, box = threading.Event(), list[list]()
             with lock:
                 waiting[request.pk] = (event, box)
             if not event.wait(timeout=60):
@@ -464,16 +470,16 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
             .values_list("reference", "insurer_code", "started_at", "finished_at", "latency_ms")
         ):
             key = (plates[int(reference[2:])], code)
-            first = tried.get(key, [started.timestamp(), 0.0, 0.0])
-            tried[key] = [first[0], finished.timestamp(), first[2] + latency_ms / 1000.0]
+            so_far = tried.get(key, [started.timestamp(), 0.0, 0.0])
+            tried[key] = [so_far[0], finished.timestamp(), so_far[2] + latency_ms / 1000.0]
         calls: dict[str, dict[str, list[float]]] = {}
-        for number, code, started, finished in InsurerQuote.objects.filter(request__agency=agency).values_list(
+        for number, code, claimed, ended in InsurerQuote.objects.filter(request__agency=agency).values_list(
             "request__plate", "insurer__code", "started_at", "finished_at"
         ):
-            if started and finished:
+            if claimed and ended:
                 calls.setdefault(number, {})[code] = [
-                    started.timestamp(),
-                    finished.timestamp(),
+                    claimed.timestamp(),
+                    ended.timestamp(),
                     *tried.get((number, code), []),
                 ]
         for req in requests:

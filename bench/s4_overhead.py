@@ -30,7 +30,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from bench.env import World, credentials_for, platform_account, policy_override, policy_overrides_clear
 from bench.metrics import percentile
@@ -41,6 +41,12 @@ AGENCY = "S4PLATFORM"
 RATE = 1_000_000.0
 # A full run measures this many times (issue 14: min / median / max; about 16 s each).
 REPEATS = 5
+
+
+class _PlatformCall(Protocol):
+    """One policy-status call through the platform; ``bad`` asks for a number the insurer refuses."""
+
+    def __call__(self, bad: bool = False) -> None: ...
 
 
 def params(quick: bool) -> dict[str, Any]:
@@ -120,7 +126,7 @@ def agent_main(spec: dict[str, Any]) -> dict[str, Any]:
         assert response.status_code == 404
         response.content  # noqa: B018
 
-    def platform(**kwargs: Any) -> Callable[[], None]:
+    def platform(**kwargs: Any) -> _PlatformCall:
         def call(bad: bool = False) -> None:
             outcome = insurer_operation_run(
                 endpoint=endpoint, operation="policy_status", data={"policy_no": number(bad)}, **kwargs

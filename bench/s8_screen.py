@@ -120,7 +120,10 @@ def run(world: World) -> dict[str, Any]:
     for code in codes:
         world.add_accounts(code, [AGENCY])
         platform_account(world, code, AGENCY, contracted_rate=50.0)
-    agency = InsurerAccount.objects.select_related("agency").filter(agency_code=AGENCY).first().agency
+    account = InsurerAccount.objects.select_related("agency").filter(agency_code=AGENCY).first()
+    if account is None:
+        raise RuntimeError(f"no insurer account with agency code {AGENCY}")
+    agency = account.agency
     users = []
     for index in range(p["agents"]):
         user, _ = get_user_model().objects.get_or_create(username=f"s8-ajan-{index}")

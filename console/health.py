@@ -14,8 +14,10 @@ and not yet picked up ages. Dead letters are FAILED + DEFERRED records.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet, Value
@@ -203,8 +205,13 @@ def _work_counts_of(source: WorkSource, health: HealthFilter) -> dict[GroupKey, 
 
 
 def _totals(
-    health: HealthFilter, *, group_by: tuple[str, ...], measures: dict[str, Measure], where: Q | None = None, **kw
-) -> dict[tuple, dict[str, float]]:
+    health: HealthFilter,
+    *,
+    group_by: tuple[str, ...],
+    measures: dict[str, Measure[int]],
+    where: Q | None = None,
+    by_minute: bool = False,
+) -> dict[tuple, dict[str, int]]:
     """The window's calls per group, read as `_attempts` would count them."""
     condition = Q() if where is None else where
     if health.insurer_code:
@@ -212,7 +219,12 @@ def _totals(
     if health.product:
         condition &= Q(product=health.product)
     return attempt_totals(
-        group_by=group_by, measures=measures, since=health.since, until=health.now, where=condition, **kw
+        group_by=group_by,
+        measures=measures,
+        since=health.since,
+        until=health.now,
+        where=condition,
+        by_minute=by_minute,
     )
 
 
@@ -274,7 +286,18 @@ def insurer_health(*, health: HealthFilter) -> list[InsurerProductHealth]:
         },
     )
     for key, counts in grouped.items():
-        rows[key] = InsurerProductHealth(*key, **counts)
+        insurer_code, product = key
+        rows[key] = InsurerProductHealth(
+            insurer_code,
+            product,
+            attempts=counts["attempts"],
+            successes=counts["successes"],
+            throttled=counts["throttled"],
+            retries=counts["retries"],
+            retryable=counts["retryable"],
+            permanent=counts["permanent"],
+            unknown=counts["unknown"],
+        )
     for key, by_source in work_counts(health=health).items():
         rows.setdefault(key, InsurerProductHealth(*key)).work = by_source
     return [rows[key] for key in sorted(rows)]
@@ -294,7 +317,10 @@ class CodeConclusion:
 def provider_code_conclusions(*, health: HealthFilter) -> list[CodeConclusion]:
     labels = ("insurer_code", "provider_code", "error_class", "error_kind")
     grouped = _totals(health, group_by=labels, measures={"count": COUNT}, where=Q(ok=False))
-    conclusions = [CodeConclusion(*key, count=row["count"]) for key, row in grouped.items()]
+    conclusions = [
+        CodeConclusion(insurer_code, provider_code, error_class, error_kind, count=row["count"])
+        for (insurer_code, provider_code, error_class, error_kind), row in grouped.items()
+    ]
     return sorted(conclusions, key=lambda c: (c.insurer_code, -c.count, c.provider_code, c.error_class, c.error_kind))
 
 
@@ -368,7 +394,9 @@ def unknown_codes_seen(*, health: HealthFilter) -> list[UnknownCode]:
     codes = []
     for row in grouped:
         same = unknown.filter(insurer_code=row["insurer_code"], provider_code=row["provider_code"])
-        latest = same.order_by("-started_at", "-pk").values("http_status", "message", "raw_sample").first() or {}
+        latest: Mapping[str, Any] = (
+            same.order_by("-started_at", "-pk").values("http_status", "message", "raw_sample").first() or {}
+        )
         operations = tuple(sorted(set(same.values_list("operation", flat=True))))
         codes.append(
             UnknownCode(
@@ -411,7 +439,7 @@ def send_rates(*, insurer_code: str = "") -> list[AccountRate]:
         stored = SendRateState.objects.all()
         if insurer_code:
             stored = stored.filter(account_key__startswith=f"{insurer_code}:")
-        rates = dict(stored.values_list("account_key", "rate"))
+        rates: dict[str, float | None] = dict(stored.values_list("account_key", "rate"))
     else:
         rates = {key: state.current_rate(key) for key in contracted}
     keys = sorted(set(contracted) | set(rates))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.contrib import admin
 
 from documents.models import PolicyDocument
@@ -29,7 +31,8 @@ class PolicyDocumentAdmin(DeadLetterAdmin):
     list_filter = ["state", "error_kind", "error_class", "policy__insurer", "agency"]
     list_select_related = ["policy__insurer", "agency"]
     search_fields = ["policy__policy_no", "provider_code", "sha256"]
-    fields = [
+    # Typed as the names it is, so the one tuple is both fields and readonly_fields.
+    fields: ClassVar[tuple[str, ...]] = (
         "policy",
         "agency",
         "state",
@@ -48,7 +51,7 @@ class PolicyDocumentAdmin(DeadLetterAdmin):
         "created_at",
         "updated_at",
         "finished_at",
-    ]
+    )
     readonly_fields = fields
 
     @admin.display(description="poliçe no", ordering="policy__policy_no")

@@ -65,7 +65,7 @@ BODY_UNREADABLE_MESSAGE = "İstek gövdesi okunamadı; gövdeyi JSON olarak (Con
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser, answering a body it can not read in Turkish."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         try:
             return super().parse(stream, media_type, parser_context)
         except exceptions.ParseError as refused:
@@ -80,10 +80,11 @@ class UnknownFieldsRefused:
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, Mapping):
             raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [BODY_NOT_AN_OBJECT_MESSAGE]})
+        # A mixin: `fields` and the next to_internal_value are the serializer's it is mixed into.
         known = [name for name, field in self.fields.items() if not field.read_only]  # type: ignore[attr-defined]
         unknown = {key: [unknown_field_message(known)] for key in data if key not in known}
         try:
-            value = super().to_internal_value(data)  # type: ignore[misc]
+            value = super().to_internal_value(data)  # type: ignore[misc]  # the serializer's, after this mixin
         except serializers.ValidationError as invalid:
             if unknown and isinstance(invalid.detail, dict):
                 raise serializers.ValidationError({**invalid.detail, **unknown}) from None

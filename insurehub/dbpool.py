@@ -53,7 +53,8 @@ def _postgres_pools() -> dict[str, Any] | None:
         return None
     from django.db.backends.postgresql.base import DatabaseWrapper
 
-    return DatabaseWrapper._connection_pools
+    # The backend's class-level registry of pools (Django 5.1+), which django-stubs does not declare.
+    return DatabaseWrapper._connection_pools  # type: ignore[attr-defined]
 
 
 def db_connection_release() -> None:

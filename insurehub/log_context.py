@@ -60,6 +60,7 @@ class RequestContextMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = request_id_from(request)
+        # Carried on the request for the views and error pages; HttpRequest declares no such attribute.
         request.request_id = request_id  # type: ignore[attr-defined]
         with log_context_bound(request_id=request_id, agency=_agency_code(request)):
             response = self.get_response(request)

@@ -71,7 +71,8 @@ def xlsx_table(*, sheet_title: str, header: Sequence[str], rows: Iterable[Sequen
     for row in table:
         cells = []
         for value in row:
-            cell = WriteOnlyCell(sheet, value=value)
+            # The stubs leave date and Decimal out of value=; openpyxl hands it to Cell(value=), which takes them.
+            cell = WriteOnlyCell(sheet, value=value)  # type: ignore[arg-type]
             if isinstance(value, date):
                 cell.number_format = DATE_FORMAT
             elif isinstance(value, Decimal):

@@ -201,6 +201,8 @@ def _entry_create(*, action: str, obj: models.Model, changes: list[dict[str, Any
 # --- Signals --------------------------------------------------------------------------------
 
 
+# The signal handlers keep their notes (_audit_before, _audit_skip) on the row being saved: attributes
+# no model declares, hence the ignores on their assignments.
 def _before_save(sender: type[models.Model], instance: models.Model, raw: bool = False, **kwargs: Any) -> None:
     instance._audit_before = None  # type: ignore[attr-defined]
     instance._audit_skip = raw  # type: ignore[attr-defined]  # fixtures load data, nobody decides

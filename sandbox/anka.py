@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from . import domain
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
@@ -185,7 +185,8 @@ class Anka(Insurer):
     prefix = "AK"
     port_offset = 0
     credential_keys = ("api_key",)
-    default_accounts = (
+    # Declared as the base class has it, so a subclass (a test's insurer) may state other accounts.
+    default_accounts: ClassVar[tuple[dict[str, Any], ...]] = (
         {"agency_code": "ACENTE1", "credentials": {"api_key": "anka-key-acente1"}},
         {"agency_code": "ACENTE2", "credentials": {"api_key": "anka-key-acente2"}},
     )

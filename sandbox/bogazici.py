@@ -242,7 +242,9 @@ def _operation_elements(body: bytes) -> dict[str, str]:
     """The texts of the operation element's ``urn:bogazici`` children, by local name (the
     envelope was already read safely once, by ``route``)."""
     root = SafeET.fromstring(body, forbid_dtd=True)
-    operation = root.find(f"{{{SOAP_NS}}}Body")[0]
+    soap_body = root.find(f"{{{SOAP_NS}}}Body")
+    assert soap_body is not None  # ``route`` refused an envelope without a non-empty soap:Body
+    operation = soap_body[0]
     return {
         child.tag.removeprefix(f"{{{B_NS}}}"): (child.text or "").strip()
         for child in operation

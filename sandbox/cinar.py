@@ -240,6 +240,8 @@ def cancellation_data(cancellation: Any) -> dict[str, Any]:
 
 def listed_item(policy: LedgerPolicy) -> dict[str, Any]:
     """One ``data.policeler`` entry; ``teklif_no`` empty for a policy issued without a quote here."""
+    # The production list holds issued or seeded policies: both record a premium with the issue time.
+    assert policy.premium is not None
     return {
         "police_no": policy.policy_no,
         "teklif_no": policy.quote_no or "",
@@ -395,7 +397,7 @@ class Cinar(Insurer):
 
     def _duplicate_data(self, policy_no: str | None) -> dict[str, Any]:
         """BIZ_DUPLICATE_REQUEST's data: the policy the reference created, with its period."""
-        return {"police_no": policy_no, **period(self.ledger.policies.get(policy_no))}
+        return {"police_no": policy_no, **period(None if policy_no is None else self.ledger.policies.get(policy_no))}
 
     def op_policy_status(self, call: Call) -> Response:
         policy = self.ledger.policy(
@@ -505,7 +507,8 @@ class Cinar(Insurer):
         elif code == "BIZ_DUPLICATE_REQUEST":
             # The issuance ran first (a committing code), so the policy it names really exists:
             # the one just created, or the one an earlier call with this request_ref created.
-            earlier = self.ledger.dedup.get((self.agency(call), call.fields.get("request_ref")))
+            reference = key_text(call.fields.get("request_ref"))
+            earlier = None if reference is None else self.ledger.dedup.get((self.agency(call), reference))
             data = self._duplicate_data(call.issued_policy_no or earlier)
         return fail(code, rule.reason, data)
 

@@ -57,7 +57,7 @@ def _route(state: SandboxState, method: str, path: str, payload: dict[str, Any])
     if method == "POST" and path.startswith("policies/"):
         policy_no = unquote(path.removeprefix("policies/"))
         try:
-            state.set_policy_status(policy_no, payload.get("status"))  # type: ignore[arg-type]
+            state.set_policy_status(policy_no, payload.get("status"))
         except KeyError:
             return Response.json(404, {"error": f"no policy {policy_no}"})
         return Response.json(200, {"ok": True})

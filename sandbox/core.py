@@ -397,9 +397,12 @@ class SandboxState:
         with self.lock:
             return copy.deepcopy(self.config)
 
-    def add_faults(self, rules: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Append fault rules (same dicts as ``POST /_sandbox/faults``); returns all rules."""
-        _require(isinstance(rules, (list, tuple)), "faults must be a list of rule objects")
+    def add_faults(self, rules: object) -> list[dict[str, Any]]:
+        """Append fault rules (same dicts as ``POST /_sandbox/faults``); returns all rules.
+
+        ``rules`` is checked here (it may be whatever a control request's JSON holds)."""
+        if not isinstance(rules, (list, tuple)):
+            raise ConfigError("faults must be a list of rule objects")
         parsed = [parse_fault_rule(rule, operations=self.operations, kinds=self.fault_kinds) for rule in rules]
         with self.lock:
             self._faults.extend(parsed)
@@ -429,8 +432,10 @@ class SandboxState:
                 "cancellations_by_policy": self.ledger.cancellations_summary(),
             }
 
-    def add_accounts(self, accounts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Add or replace accounts (keyed by the identifying credential); their buckets start full."""
+    def add_accounts(self, accounts: object) -> list[dict[str, Any]]:
+        """Add or replace accounts (keyed by the identifying credential); their buckets start full.
+
+        ``accounts`` is checked here (it may be whatever a control request's JSON holds)."""
         parsed = self._parse_accounts(accounts)
         with self.lock:
             self._install_accounts(parsed)
@@ -440,33 +445,38 @@ class SandboxState:
         with self.lock:
             return [account.as_dict() for account in self._accounts.values()]
 
-    def seed_policies(self, policies: Iterable[Mapping[str, Any]]) -> None:
+    def seed_policies(self, policies: object) -> None:
         """Policies that exist at the insurer without the platform having issued them (nightly-sync
         tests; the insurer's own portal, a duplicate, for the production list); not counted as issued.
 
         Each: ``policy_no``, ``status``, optional ``quote_no``, ``starts_on``/``ends_on``, and
         ``agency``, ``product``, ``premium``, ``issued_on``, ``open_claim`` (see ``Ledger.seed_policy``).
+        ``policies`` is checked here (it may be whatever a control request's JSON holds).
         """
-        _require(isinstance(policies, (list, tuple)), "policies must be a list")
-        checked = []
+        if not isinstance(policies, (list, tuple)):
+            raise ConfigError("policies must be a list")
+        checked: list[tuple[Any, Any, Any, date | None, date | None, dict[str, Any]]] = []
         for item in policies:
             _require(isinstance(item, dict), "each policy must be an object")
             policy_no, status, quote_no = item.get("policy_no"), item.get("status"), item.get("quote_no")
-            period = [_iso_date_or_none(item.get(key), key) for key in ("starts_on", "ends_on")]
+            starts_on, ends_on = (_iso_date_or_none(item.get(key), key) for key in ("starts_on", "ends_on"))
             _require(domain.FIELD_RULES["policy_no"](policy_no), "policy_no must be letters, digits and dashes")
             _require(status in domain.POLICY_STATUSES, f"status must be one of {domain.POLICY_STATUSES}")
             _require(
                 quote_no is None or domain.FIELD_RULES["quote_no"](quote_no),
                 "quote_no must be letters, digits and dashes",
             )
-            checked.append((policy_no, status, quote_no, *period, _seed_extras(item)))
+            checked.append((policy_no, status, quote_no, starts_on, ends_on, _seed_extras(item)))
         with self.lock:
             for policy_no, status, quote_no, starts_on, ends_on, extras in checked:
                 self.ledger.seed_policy(policy_no, status, quote_no, starts_on, ends_on, **extras)
 
-    def set_policy_status(self, policy_no: str, status: str) -> None:
-        """Change a known policy's status; ``KeyError`` if the insurer has no such policy."""
-        _require(status in domain.POLICY_STATUSES, f"status must be one of {domain.POLICY_STATUSES}")
+    def set_policy_status(self, policy_no: str, status: object) -> None:
+        """Change a known policy's status; ``KeyError`` if the insurer has no such policy.
+
+        ``status`` is checked here (it may be whatever a control request's JSON holds)."""
+        if not (isinstance(status, str) and status in domain.POLICY_STATUSES):
+            raise ConfigError(f"status must be one of {domain.POLICY_STATUSES}")
         with self.lock:
             policy = self.ledger.policies[policy_no]
             policy.status = status
@@ -536,20 +546,23 @@ class SandboxState:
 
     # --- helpers ---------------------------------------------------------------------------------
 
-    def _parse_accounts(self, accounts: Iterable[Mapping[str, Any]]) -> list[Account]:
-        _require(isinstance(accounts, (list, tuple)), "accounts must be a list")
+    def _parse_accounts(self, accounts: object) -> list[Account]:
+        if not isinstance(accounts, (list, tuple)):
+            raise ConfigError("accounts must be a list")
         keys = self.credential_keys
         parsed = []
         for item in accounts:
             _require(isinstance(item, dict), "each account must be an object")
             credentials = item.get("credentials")
-            _require(
+            # Raised here rather than through _require, so the checks narrow the types below.
+            if not (
                 isinstance(credentials, dict)
-                and all(isinstance(credentials.get(key), str) and credentials[key] for key in keys),
-                f"{self.code} credentials need non-empty strings {list(keys)}",
-            )
+                and all(isinstance(credentials.get(key), str) and credentials[key] for key in keys)
+            ):
+                raise ConfigError(f"{self.code} credentials need non-empty strings {list(keys)}")
             agency_code = item.get("agency_code")
-            _require(isinstance(agency_code, str) and agency_code != "", "agency_code must be a non-empty string")
+            if not (isinstance(agency_code, str) and agency_code != ""):
+                raise ConfigError("agency_code must be a non-empty string")
             rate, burst = item.get("rate_per_second"), item.get("burst")
             _require(rate is None or (_is_number(rate) and rate > 0), "rate_per_second must be a number > 0")
             _require(

@@ -339,13 +339,14 @@ class Deniz(Insurer):
                 call.fields.update({k: payload[k] for k in ("starts_on", "installments") if k in payload})
                 call.wire_names = ISSUE_WIRE_NAMES
             elif operation == "issue_lookup":
-                call.fields = {"client_reference": (request.query.get("client_reference") or [None])[0]}
+                call.fields = {"client_reference": query_value(request, "client_reference")}
             return call
         return Call("unknown", request)
 
     def _quote_call(self, request: Request) -> Call:
         """``{"product", "insured": {owner_id}, "risk": {...}}``: one URL, three operations."""
         payload, problem = parse_json_object(request.body)
+        # The body's product as sent (any JSON value): one that is not a product name is not found.
         operation = PRODUCTS.get(payload.get("product"))  # type: ignore[arg-type]
         if problem is None and operation is None:
             problem = InvalidField("product", "missing" if payload.get("product") is None else "invalid")
@@ -356,6 +357,8 @@ class Deniz(Insurer):
             problem = InvalidField("risk", "missing" if risk is None else "invalid")
         if problem is not None:
             return Call(operation or "unknown", request, problem=problem)
+        # No problem means each check above passed.
+        assert operation is not None and isinstance(insured, dict) and isinstance(risk, dict)
         names = OPERATION_FIELDS[operation]
         fields = {name: risk.get(name) for name in names if name != "owner_id"}
         fields["owner_id"] = insured.get("owner_id")
@@ -546,6 +549,7 @@ class Deniz(Insurer):
             raise problem
         reference = payload.get("client_reference")
         validate({"client_reference": reference}, ("client_reference",))
+        assert isinstance(reference, str)  # validate refused anything but a well-formed reference
         agency = self.agency(call)
         record_key = (agency, reference)
         if record_key in self.ledger.cancel_dedup:
@@ -609,7 +613,9 @@ class Deniz(Insurer):
         cancellation_id = None
         if code == "DUPLICATE_REFERENCE":
             payload, _ = parse_json_object(call.request.body)
-            cancellation_id = self.ledger.cancel_dedup.get((self.agency(call), payload.get("client_reference")))
+            reference = key_text(payload.get("client_reference"))
+            if reference is not None:
+                cancellation_id = self.ledger.cancel_dedup.get((self.agency(call), reference))
         elif code == "ALREADY_CANCELLED":
             policy = self.ledger.policies.get(call.fields.get("policy_no") or "")
             if policy is not None and policy.status == "CANCELLED":
@@ -653,7 +659,8 @@ class Deniz(Insurer):
             return self.render_throttle(call, rule.wait(1.0), from_bucket=False)
         if code == "DUPLICATE_REFERENCE":
             # The issuance ran first (a committing code), so the request it names really exists.
-            reference = call.fields.get("client_reference")
-            request_id = call.request_id or self.ledger.dedup.get((self.agency(call), reference))
+            reference = key_text(call.fields.get("client_reference"))
+            earlier = None if reference is None else self.ledger.dedup.get((self.agency(call), reference))
+            request_id = call.request_id or earlier
             return error(code, rule.reason, request_id=request_id)
         return error(code, rule.reason)

@@ -215,6 +215,7 @@ class Ledger:
         """The start (the issuance's own, else the quote's; None: tomorrow) and the count of
         installments (one the quote offered; not given: 1) an issuance asks for."""
         today = domain.today_in_turkiye(time.time())
+        starts_on: date | None
         if domain.is_given(fields, "starts_on"):
             starts_on = domain.read_starts_on(fields["starts_on"], today=today)
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -17,6 +17,9 @@ from django_q.models import Failure, Schedule, Success
 
 from integrations.work.item import WorkState
 from sync.models import SyncItem, SyncRun
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 from sync.services import (
     DEAD_STATES,
     OPEN_STATES,
@@ -117,7 +120,8 @@ class SyncItemAdmin(DeadLetterAdmin):
     list_filter = ["state", "error_kind", "error_class", "policy__insurer", "run__trigger"]
     list_select_related = ["run"]
     search_fields = ["policy__policy_no", "provider_code"]
-    fields = [
+    # Typed as the names it is, so the one tuple is both fields and readonly_fields.
+    fields: ClassVar[tuple[str, ...]] = (
         "run",
         "policy",
         "state",
@@ -133,7 +137,7 @@ class SyncItemAdmin(DeadLetterAdmin):
         "created_at",
         "updated_at",
         "finished_at",
-    ]
+    )
     readonly_fields = fields
 
     @admin.display(description="poliçe no")
@@ -143,6 +147,15 @@ class SyncItemAdmin(DeadLetterAdmin):
     @admin.display(description="şirket")
     def insurer(self, obj: SyncItem) -> str:
         return obj.payload.get("insurer", "")
+
+
+class _RunCounts(TypedDict):
+    """What SyncRunAdmin.get_queryset annotates each run with."""
+
+    n_total: int
+    n_done: int
+    n_open: int
+    n_dead: int
 
 
 @admin.register(SyncRun)
@@ -164,19 +177,19 @@ class SyncRunAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="poliçe", ordering="n_total")
-    def total(self, obj: SyncRun) -> int:
+    def total(self, obj: WithAnnotations[SyncRun, _RunCounts]) -> int:
         return obj.n_total
 
     @admin.display(description="tamam", ordering="n_done")
-    def done(self, obj: SyncRun) -> int:
+    def done(self, obj: WithAnnotations[SyncRun, _RunCounts]) -> int:
         return obj.n_done
 
     @admin.display(description="süren")
-    def open_items(self, obj: SyncRun) -> int:
+    def open_items(self, obj: WithAnnotations[SyncRun, _RunCounts]) -> int:
         return obj.n_open
 
     @admin.display(description="ölü (başarısız + ertelenen)", ordering="n_dead")
-    def dead(self, obj: SyncRun) -> int:
+    def dead(self, obj: WithAnnotations[SyncRun, _RunCounts]) -> int:
         return obj.n_dead
 
     @admin.display(description="kayıtlar")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -43,6 +43,9 @@ from integrations.retry_policies import RetryPolicy, policy_for
 from integrations.ttlcache import TtlCache
 from integrations.work.attempt_batch import AttemptBatch
 from integrations.work.item import WorkItem, WorkState
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 from integrations.work.registry import WorkRegistration, work_kind_for, work_kind_register, work_kinds
 from integrations.work.services import (
     WorkKind,
@@ -484,6 +487,10 @@ def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
 # --- drains: batches of items, a pool of threads -------------------------------------------------
 
 
+class _AccountRef(TypedDict):
+    account_ref: int  # the item's policy's account id (see _Drain.items)
+
+
 class _Drain:
     """Claims due items in batches and keeps `threads` tries of them in flight; writes the
     answers and their attempt rows in batches.
@@ -534,8 +541,10 @@ class _Drain:
     # -- the threads
 
     def _account(self, item: SyncItem) -> InsurerAccount:
+        # Every item here was claimed from self.items, which annotates its policy's account id.
+        account_ref = cast("WithAnnotations[SyncItem, _AccountRef]", item).account_ref
         return self._accounts.get(
-            item.account_ref, lambda: InsurerAccount.objects.select_related("insurer").get(pk=item.account_ref)
+            account_ref, lambda: InsurerAccount.objects.select_related("insurer").get(pk=account_ref)
         )
 
     def _ask(self, item: SyncItem, permit: str) -> Outcome:

@@ -7,11 +7,12 @@ correction is a new upload of that month with "replace", so a row always says wh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -22,6 +23,9 @@ from django.utils.html import format_html
 from insurehub.money import turkish_amount
 from vehicles.models import KaskoValue, KaskoValueList
 from vehicles.services import ValueListInvalid, kasko_value_list_import, month_parse
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 # TSB's sheet is a few megabytes; anything much larger is not the list.
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -51,10 +55,22 @@ class KaskoValueListUploadForm(forms.Form):
         return upload
 
 
+class _ValueCount(TypedDict):
+    value_count: int  # what KaskoValueListAdmin.get_queryset annotates
+
+
 @admin.register(KaskoValueList)
 class KaskoValueListAdmin(admin.ModelAdmin):
     list_display = ["label", "month", "source_name", "value_count", "imported_at", "importer"]
-    fields = ["month", "source_name", "imported_at", "importer", "value_count", "values_link"]
+    # Typed as the names it is, so the one tuple is both fields and readonly_fields.
+    fields: ClassVar[tuple[str, ...]] = (
+        "month",
+        "source_name",
+        "imported_at",
+        "importer",
+        "value_count",
+        "values_link",
+    )
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[KaskoValueList]:
@@ -65,7 +81,7 @@ class KaskoValueListAdmin(admin.ModelAdmin):
         return edition.label
 
     @admin.display(description="değer sayısı", ordering="value_count")
-    def value_count(self, edition: KaskoValueList) -> int:
+    def value_count(self, edition: WithAnnotations[KaskoValueList, _ValueCount]) -> int:
         return edition.value_count
 
     @admin.display(description="yükleyen")
@@ -87,6 +103,7 @@ class KaskoValueListAdmin(admin.ModelAdmin):
             raise PermissionDenied
         form = KaskoValueListUploadForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
+            assert isinstance(request.user, User)  # the admin site lets in active staff users only
             upload = form.cleaned_data["file"]
             try:
                 edition = kasko_value_list_import(
@@ -110,8 +127,9 @@ class KaskoValueListAdmin(admin.ModelAdmin):
             "title": "Kasko değer listesi yükle",
             "opts": opts,
             "form": form,
-            "adminform": helpers.AdminForm(form, [(None, {"fields": list(form.fields)})], {}),
-            "errors": helpers.AdminErrorList(form, []),
+            # The stubs ask for a ModelForm; both read only the form's fields and errors (this one has no model).
+            "adminform": helpers.AdminForm(form, [(None, {"fields": list(form.fields)})], {}),  # type: ignore[arg-type]
+            "errors": helpers.AdminErrorList(form, []),  # type: ignore[arg-type]
             "has_view_permission": self.has_view_permission(request),
             **(extra_context or {}),
         }

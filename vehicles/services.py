@@ -7,7 +7,7 @@ import re
 from datetime import date
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from customers.name_search import name_fold
@@ -40,7 +40,7 @@ def kasko_value_list_import(
     month: date,
     source_name: str,
     content: bytes,
-    imported_by: AbstractBaseUser | None = None,
+    imported_by: User | None = None,
     replace: bool = False,
 ) -> KaskoValueList:
     """Store the file as `month`'s edition, all of it or nothing.

@@ -16,13 +16,18 @@ import base64
 import hashlib
 
 from .local import *  # noqa: F403
+from .local import MIDDLEWARE as _INHERITED_MIDDLEWARE  # named: this module extends it
 
 DEBUG = False
 
 _digest = hashlib.sha256(("insurehub-credentials:" + SECRET_KEY).encode()).digest()  # noqa: F405
 CREDENTIALS_KEY = CREDENTIALS_KEY or base64.urlsafe_b64encode(_digest).decode()  # noqa: F405
 
-_security = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1  # noqa: F405
-MIDDLEWARE = [*MIDDLEWARE[:_security], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[_security:]]  # noqa: F405
+_security = _INHERITED_MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1
+MIDDLEWARE = [
+    *_INHERITED_MIDDLEWARE[:_security],
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    *_INHERITED_MIDDLEWARE[_security:],
+]
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True

@@ -6,6 +6,7 @@ from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
+from .base import MIDDLEWARE as _INHERITED_MIDDLEWARE  # named: this module extends it
 from .base import env_bool, env_int
 
 if not SECRET_KEY or len(SECRET_KEY) < 50:  # noqa: F405
@@ -55,8 +56,12 @@ X_FRAME_OPTIONS = "DENY"
 # Static files from the WSGI process itself (gzip/brotli, hashed names cached for a year), right
 # after SecurityMiddleware so they get its headers but skip sessions. Only here: runserver serves
 # them under DEBUG, and the manifest exists only after `collectstatic` (scripts/serve.sh).
-_security = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1  # noqa: F405
-MIDDLEWARE = [*MIDDLEWARE[:_security], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[_security:]]  # noqa: F405
+_security = _INHERITED_MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1
+MIDDLEWARE = [
+    *_INHERITED_MIDDLEWARE[:_security],
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    *_INHERITED_MIDDLEWARE[_security:],
+]
 # Documents go wherever base.py chose (local disk, or S3 when DOCUMENT_STORAGE_BUCKET is set);
 # static files are WhiteNoise's, compressed under hashed names.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}  # noqa: F405

@@ -48,6 +48,7 @@ def _check_text(name: str, value: object, max_length: int) -> None:
 
 class _Result:
     def to_json(self) -> dict[str, Any]:
+        # Every result class is a dataclass; this base, which only gives them to_json, is not one.
         return _jsonable(asdict(self))  # type: ignore[call-overload]
 
 

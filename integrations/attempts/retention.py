@@ -20,9 +20,10 @@ Prometheus would read as a reset. Retention never takes a raw row the roll-up ha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Generic, TypeVar
 
 from django.db import transaction
 from django.db.models import Aggregate, Count, F, Min, Q, Sum
@@ -64,25 +65,30 @@ def ceil_minute(moment: datetime) -> datetime:
 # --- Reading raw rows and minute rows as one ---------------------------------------------------
 
 
+# What a measure counts in: int for counts, float for sums of float fields (durations).
+Number_co = TypeVar("Number_co", int, float, covariant=True)
+Number = TypeVar("Number", int, float)
+
+
 @dataclass(frozen=True)
-class Measure:
+class Measure(Generic[Number_co]):
     """One number per group, as an aggregate over raw rows and its twin over minute rows."""
 
     raw: Aggregate
     rolled: Aggregate
 
 
-COUNT = Measure(Count("pk"), Sum("count"))
-RETRIES = Measure(Count("pk", filter=Q(attempt_no__gt=1)), Sum("retries"))
-LATENCY_MS_SUM = Measure(Sum("latency_ms"), Sum("latency_ms_sum"))
+COUNT: Measure[int] = Measure(Count("pk"), Sum("count"))
+RETRIES: Measure[int] = Measure(Count("pk", filter=Q(attempt_no__gt=1)), Sum("retries"))
+LATENCY_MS_SUM: Measure[float] = Measure(Sum("latency_ms"), Sum("latency_ms_sum"))
 
 
-def count_where(**conditions: object) -> Measure:
+def count_where(**conditions: object) -> Measure[int]:
     """Calls matching conditions on the label set (ok, error_class, error_kind…)."""
     return Measure(Count("pk", filter=Q(**conditions)), Sum("count", filter=Q(**conditions)))
 
 
-def latency_buckets() -> dict[str, Measure]:
+def latency_buckets() -> dict[str, Measure[int]]:
     """`le_<i>`: calls that took at most `LATENCY_BUCKETS[i]` seconds."""
     return {
         f"le_{i}": Measure(Count("pk", filter=Q(latency_ms__lte=bound * 1000)), Sum(LATENCY_BUCKET_FIELDS[i]))
@@ -97,12 +103,12 @@ def rolled_until() -> datetime | None:
 def attempt_totals(
     *,
     group_by: Sequence[str],
-    measures: dict[str, Measure],
+    measures: Mapping[str, Measure[Number]],
     since: datetime | None = None,
     until: datetime | None = None,
     where: Q | None = None,
     by_minute: bool = False,
-) -> dict[tuple, dict[str, float]]:
+) -> dict[tuple, dict[str, Number]]:
     """Measures per group over calls started in [since, until] (open ends: all time).
 
     Whole minutes already rolled up come from `AttemptMinute`; a window's partial first minute
@@ -124,7 +130,7 @@ def attempt_totals(
         rolled_range = Q(minute=ALL_TIME_MINUTE) if start is None else Q(minute__gte=start, minute__lt=end)
         raw_ranges.append(_raw_range(end, until, until_inclusive=True))
 
-    totals: dict[tuple, dict[str, float]] = {}
+    totals: dict[tuple, dict[str, Number]] = {}
     dims = ["minute", *group_by] if by_minute else list(group_by)
     for raw_range in raw_ranges:
         rows = Attempt.objects.filter(raw_range)

@@ -83,8 +83,9 @@ TOKEN_TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class Window:
-    attempts: int
-    throttled: int
+    # Counts of calls (whole numbers from the shared state; a fluid model may count fractions).
+    attempts: float
+    throttled: float
     seconds: float
 
     @property

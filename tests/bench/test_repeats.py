@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from bench.env import Probe, World
 from bench.metrics import repeats_aggregate, spread, spread_text
 from bench.runner import repeats_for, run_repeated
 
@@ -27,9 +28,14 @@ class FakeScenario:
         return {"p95": s["p95"], "other": None if s["run"] == 2 else s["run"] * 10.0}
 
 
+def _world() -> World:
+    """A world without insurers: the fake scenario reads only which repeat it is."""
+    return World(servers={}, probe=Probe({}), raw_dir="", quick=False)
+
+
 def test_full_run_repeats_and_keeps_the_median_run() -> None:
     scenario = FakeScenario([90.0, 40.0, 70.0, 120.0, 60.0])
-    world = SimpleNamespace(repeat=0)
+    world = _world()
 
     s = run_repeated("fake", scenario, world, repeats_for(scenario, quick=False, override=None))
 
@@ -52,7 +58,7 @@ def test_quick_runs_once_and_repeats_override_counts() -> None:
     assert repeats_for(scenario, quick=True, override=3) == 3
     assert repeats_for(SimpleNamespace(), quick=False, override=3) == 1  # declares no REPEATS
 
-    s = run_repeated("fake", scenario, SimpleNamespace(repeat=0), 1)
+    s = run_repeated("fake", scenario, _world(), 1)
 
     assert "repeats" not in s
     assert spread_text(s, "p95", s["p95"], suffix=" ms") == "1 ms"

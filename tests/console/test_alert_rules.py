@@ -82,7 +82,9 @@ def exported(seeded_accounts) -> dict[str, set[str]]:
         started_at=now,
         finished_at=now,
     )
-    SendRateState.objects.create(account_key=InsurerAccount.objects.first().rate_key, rate=5.0)
+    account = InsurerAccount.objects.first()
+    assert account is not None, "seeded_accounts made the accounts"
+    SendRateState.objects.create(account_key=account.rate_key, rate=5.0)
     names: dict[str, set[str]] = {}
     for family in metric_families():
         for sample in family.samples:

@@ -247,7 +247,8 @@ class CancellationSearch(RuleBasedStateMachine):
         if cancellation.state == WorkState.DEFERRED:
             assert cancellation.error_message
         if cancellation.state == WorkState.IN_FLIGHT:
-            assert self.crashed or cancellation.lease_expires_at <= timezone.now(), "IN_FLIGHT with no worker"
+            lease = cancellation.lease_expires_at
+            assert self.crashed or (lease is not None and lease <= timezone.now()), "IN_FLIGHT with no worker"
 
     # --- the end ---------------------------------------------------------------------------------------
 

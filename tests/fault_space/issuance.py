@@ -216,7 +216,7 @@ def one_try(
         number = seen[0]
         seen[0] += 1
         sandbox_operation = calls.get(call.name)
-        if number < len(answers) and sandbox_operation in state.operations:
+        if number < len(answers) and sandbox_operation is not None and sandbox_operation in state.operations:
             rule_ = fault_rule(code, sandbox_operation, answers[number], state.fault_kinds)
             if rule_ is not None:
                 state.add_faults([rule_])
@@ -467,7 +467,8 @@ class IssuanceSearch(RuleBasedStateMachine):
             if issuance.state == WorkState.DEFERRED:
                 assert issuance.error_message, "a record waiting for a person says why"
             if issuance.state == WorkState.IN_FLIGHT:
-                assert record.crashed or issuance.lease_expires_at <= timezone.now(), "IN_FLIGHT with no worker"
+                lease = issuance.lease_expires_at
+                assert record.crashed or (lease is not None and lease <= timezone.now()), "IN_FLIGHT with no worker"
 
     @invariant()
     def no_send_beyond_the_budget(self) -> None:

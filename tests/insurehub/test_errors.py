@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from django import forms
@@ -27,7 +29,19 @@ from quotes.services.quote_requests import InputInvalid, NoInsurerAvailable
 from quotes.services.renewals import RenewalNotPossible
 
 
-def api_answer(error: Exception, *, nest: bool = False) -> Response:
+@dataclass(frozen=True)
+class ApiAnswer:
+    """A rendered API answer, with its JSON body read (None when empty)."""
+
+    response: Response
+    body: Any
+
+    @property
+    def status_code(self) -> int:
+        return self.response.status_code
+
+
+def api_answer(error: Exception, *, nest: bool = False) -> ApiAnswer:
     """What a real DRF view answers when its service raises `error`."""
 
     class RaisingApi(APIView):
@@ -37,12 +51,12 @@ def api_answer(error: Exception, *, nest: bool = False) -> Response:
         def get(self, request):
             raise error
 
-    if nest:
-        RaisingApi.field_errors_shape = staticmethod(QuoteRequestsApi.field_errors_shape)
-    response = RaisingApi.as_view()(APIRequestFactory().get("/"))
+    class NestingApi(RaisingApi):
+        field_errors_shape = staticmethod(QuoteRequestsApi.field_errors_shape)
+
+    response = (NestingApi if nest else RaisingApi).as_view()(APIRequestFactory().get("/"))
     response.render()
-    response.body = json.loads(response.content) if response.content else None
-    return response
+    return ApiAnswer(response, json.loads(response.content) if response.content else None)
 
 
 # --- the family ------------------------------------------------------------------------------
@@ -114,7 +128,7 @@ def test_api_does_not_exist_answers_404_the_same_for_every_model():
 
 
 def test_api_other_exceptions_are_still_drfs_or_a_server_error():
-    assert api_answer(exceptions.Throttled(wait=3))["Retry-After"] == "3"
+    assert api_answer(exceptions.Throttled(wait=3)).response["Retry-After"] == "3"
     with pytest.raises(ZeroDivisionError):
         api_answer(ZeroDivisionError())
 

@@ -29,7 +29,7 @@ _ESCAPED_SPACE_RE = re.compile(r"\\{1,2}(?i:x(?:a0|00)|u(?:00a0|2007|2009|202f|0
 _OTHER_ESCAPE_RE = re.compile(r"\\{1,2}(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
 # Arbitrary text around the number, without ASCII digits: any digit left in the output is one
 # of the identity's.
-context = st.text(alphabet=st.characters(exclude_characters="0123456789", exclude_categories=("Cs",)), max_size=60)
+context = st.text(alphabet=st.characters(exclude_characters="0123456789", exclude_categories=["Cs"]), max_size=60)
 ENCODINGS = ["text", "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"]
 
 

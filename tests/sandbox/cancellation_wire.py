@@ -159,11 +159,14 @@ class BogaziciCancel(BogaziciClient):
         assert response.status_code == 200, response.text
         root = SafeET.fromstring(response.content)
         sonuc = root.find(f".//{self.B}IslemSonuc")
+        assert sonuc is not None, response.text
         if sonuc.findtext(f"{self.B}Basarili") != "true":
-            return Page(sonuc.findtext(f"{self.B}HataKodu"))
+            return Page(sonuc.findtext(f"{self.B}HataKodu", ""))
+        policeler = sonuc.find(f"{self.B}Policeler")
+        assert policeler is not None, response.text
         items = []
-        for police in sonuc.find(f"{self.B}Policeler"):
-            text = {child.tag.removeprefix(self.B): child.text for child in police}
+        for police in policeler:
+            text = {child.tag.removeprefix(self.B): child.text or "" for child in police}
             items.append(
                 {
                     "policy_no": text["PoliceNo"],
@@ -175,7 +178,7 @@ class BogaziciCancel(BogaziciClient):
                     "premium": text["BrutPrim"],
                 }
             )
-        pages = int(sonuc.findtext(f"{self.B}ToplamSayfa"))
+        pages = int(sonuc.findtext(f"{self.B}ToplamSayfa", ""))
         return Page("OK", items, page + 1 if page < pages else None)
 
     def status_word(self, policy_no: str) -> str:

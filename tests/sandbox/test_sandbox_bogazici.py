@@ -268,7 +268,8 @@ def test_kasko_quote_lists_its_covers_glass_unlimited(bogazici: BogaziciClient) 
     assert list(coverages) == ["CARPISMA", "HIRSIZLIK", "YANGIN", "SEL", "CAM"]
     assert coverages["CAM"][1] is None
     assert coverages["CARPISMA"][0] == "Çarpışma"
-    assert Decimal(coverages["CARPISMA"][1]) > Decimal(result["BrutPrim"])
+    collision_limit = coverages["CARPISMA"][1]
+    assert collision_limit is not None and Decimal(collision_limit) > Decimal(result["BrutPrim"])
 
 
 def test_dask_quote_lists_the_earthquake_cover_at_the_sum_insured(bogazici: BogaziciClient) -> None:

@@ -8,6 +8,7 @@ import time
 from datetime import date
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 import pytest
 import requests
@@ -264,7 +265,8 @@ def test_dask_quote_lists_the_earthquake_cover_at_the_sum_insured(cinar: CinarCl
 @pytest.mark.parametrize("islem", ["trafik-teklif", "kasko-teklif", "dask-teklif"])
 def test_every_quote_offers_installments(cinar: CinarClient, islem: str) -> None:
     """taksitler: {taksit_sayisi, toplam}; paying in one part costs the premium, more parts cost more."""
-    fields = {"trafik-teklif": TRAFIK, "kasko-teklif": KASKO, "dask-teklif": dask("cinar")}[islem]
+    by_islem: dict[str, dict[str, Any]] = {"trafik-teklif": TRAFIK, "kasko-teklif": KASKO, "dask-teklif": dask("cinar")}
+    fields = by_islem[islem]
     data = cinar.call(islem, fields)["data"]
     plans = {plan["taksit_sayisi"]: Decimal(plan["toplam"]) for plan in data["taksitler"]}
     assert plans[1] == Decimal(data["prim"])

@@ -264,7 +264,7 @@ def test_command_line_runs_every_insurer_until_sigterm() -> None:
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
-        lines = []
+        lines: list[str] = []
         while process.stdout and not any("ready" in line for line in lines):
             line = process.stdout.readline()
             assert line, "".join(lines)

@@ -304,9 +304,18 @@ def test_seeded_policy_status_carries_its_seeded_period(deniz: DenizClient) -> N
 # --- coverages and installments -------------------------------------------------------------------
 
 
+def _insurer(deniz: DenizClient) -> Deniz:
+    """The Deniz insurer behind the client's sandbox (the server holds it as any insurer)."""
+    insurer = deniz.server.insurer
+    assert isinstance(insurer, Deniz)
+    return insurer
+
+
 def _sum(value: dict | None) -> Decimal | None:
-    if value is None:
-        return None
+    return None if value is None else _amount(value)
+
+
+def _amount(value: dict) -> Decimal:
     assert value["currency"] == "TRY" and len(value["amount"].split(".")[1]) == 2, value
     return Decimal(value["amount"])
 
@@ -336,7 +345,7 @@ def test_dask_quote_lists_the_earthquake_cover_with_the_sum_insured(deniz: Deniz
 def test_quote_offers_installments_with_their_totals(deniz: DenizClient) -> None:
     body = deniz.trafik_quote().json()
     premium = Decimal(body["gross_premium"]["amount"])
-    plans = {plan["count"]: _sum(plan["total"]) for plan in body["installments"]}
+    plans = {plan["count"]: _amount(plan["total"]) for plan in body["installments"]}
     assert plans == dict(domain.installments(premium))
     assert plans[1] == premium and plans[9] > plans[3] > premium
 
@@ -359,7 +368,7 @@ def test_document_redirects_to_a_link_that_needs_no_credentials(deniz: DenizClie
     assert deniz.download(location).content == pdf.content  # valid for its 60 s, not single-use
     counts = deniz.server.state.counts()
     assert counts["received"]["policy_document"] == 1 and counts["received"]["document_download"] == 2
-    assert (policy_no, False) in deniz.server.insurer.document_downloads
+    assert (policy_no, False) in _insurer(deniz).document_downloads
 
 
 def test_each_document_call_gets_its_own_link(deniz: DenizClient) -> None:
@@ -402,7 +411,7 @@ def test_document_call_needs_credentials(deniz: DenizClient) -> None:
 
 def test_document_link_expires(deniz: DenizClient, monkeypatch: pytest.MonkeyPatch) -> None:
     """A link is valid for document_link_seconds (60 s by default); after that, and for a made-up token, 404."""
-    assert Deniz.document_name == "Deniz Sigorta" and deniz.server.insurer.document_link_seconds == 60.0
+    assert Deniz.document_name == "Deniz Sigorta" and _insurer(deniz).document_link_seconds == 60.0
     monkeypatch.setattr(deniz.server.insurer, "document_link_seconds", 0.2)
     location = deniz.document(deniz.policy_no()).headers["Location"]
     assert deniz.download(location).status_code == 200
@@ -419,7 +428,7 @@ def test_download_with_credentials_is_served_and_noted(deniz: DenizClient) -> No
     policy_no = deniz.policy_no()
     location = deniz.document(policy_no).headers["Location"]
     assert deniz.download(location, auth=("acente1", "deniz-pass-1")).status_code == 200
-    assert (policy_no, True) in deniz.server.insurer.document_downloads
+    assert (policy_no, True) in _insurer(deniz).document_downloads
 
 
 @pytest.mark.parametrize(

@@ -180,7 +180,12 @@ def test_a_refused_first_request_releases_the_key_for_the_waiting_one(
     code: str, servers: dict, http: requests.Session
 ) -> None:
     """Only a success binds: the request waiting on a refused one is served afresh."""
-    client = {"anka": AnkaClient, "cinar": CinarClient, "deniz": DenizClient}[code](servers[code], http)
+    client_classes: dict[str, type[AnkaClient | CinarClient | DenizClient]] = {
+        "anka": AnkaClient,
+        "cinar": CinarClient,
+        "deniz": DenizClient,
+    }
+    client = client_classes[code](servers[code], http)
     quote_no = client.quote_no()
     slow_issue(client)
     key = start_a_slow_refusal(client, quote_no)

@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -40,9 +40,11 @@ class Cluster:
     """One `manage.py qcluster` (a "machine"): its own session, so SIGKILL takes the whole group
     (sentinel, pusher, monitor and workers) down at once, as a machine crash would."""
 
-    def __init__(self, name: str, env: Mapping[str, str], *, workers: int = 2, extra_env: Mapping[str, str] = ()):
+    def __init__(
+        self, name: str, env: Mapping[str, str], *, workers: int = 2, extra_env: Mapping[str, str] | None = None
+    ):
         self.name = name
-        extra = dict(extra_env)
+        extra = dict(extra_env or {})
         if extra.get("PYTHONPATH") and env.get("PYTHONPATH"):
             # Both apply: a skewed clock first, then the worker environment's (the test-only
             # insurer's registration, tests/fifth_insurer/subprocess_site).
@@ -52,13 +54,13 @@ class Cluster:
         self.process: subprocess.Popen | None = None
         self.log_path = os.path.join(ARTIFACTS_DIR, f"qcluster-{name}.log")
         self.kills = 0
-        self._log = None
+        self._log: IO[bytes] | None = None
 
     def start(self) -> Cluster:
         assert self.process is None or self.process.poll() is not None, f"{self.name} is already running"
-        self._log = open(self.log_path, "ab")
-        self._log.write(f"\n===== {time.strftime('%H:%M:%S')} start {self.name}\n".encode())
-        self._log.flush()
+        self._log = log = open(self.log_path, "ab")
+        log.write(f"\n===== {time.strftime('%H:%M:%S')} start {self.name}\n".encode())
+        log.flush()
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "qcluster"],
             cwd=REPO_ROOT,
@@ -101,6 +103,7 @@ class Cluster:
         The sentinel is the main process's child; it spawns the workers first, then the monitor
         and the pusher, so its oldest children are the workers.
         """
+        assert self.process is not None, f"{self.name} was never started"
         sentinel = min(children_of(self.process.pid))
         workers = sorted(children_of(sentinel))[: self.workers]
         victim = workers[0]

@@ -14,6 +14,17 @@ import os
 import sys
 import threading
 import traceback
+from typing import TypedDict
+
+
+class Totals(TypedDict):
+    """What the hammer counts, printed as JSON for the test to read."""
+
+    claimed: int
+    submitted: int
+    operational_errors: int
+    other_errors: int
+    first: str  # the first error's text
 
 
 def main() -> None:
@@ -41,7 +52,7 @@ def main() -> None:
     state = DatabaseSharedState()
     ids = list(SyncItem.objects.order_by("pk").values_list("pk", flat=True))
     connection.close()
-    totals = {"claimed": 0, "submitted": 0, "operational_errors": 0, "other_errors": 0, "first": ""}
+    totals: Totals = {"claimed": 0, "submitted": 0, "operational_errors": 0, "other_errors": 0, "first": ""}
     lock = threading.Lock()
 
     def attempt_row(item_id: int, ok: bool) -> None:

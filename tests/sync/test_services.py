@@ -36,7 +36,8 @@ def run_to_end(item: SyncItem, *, timeout: float = 10.0) -> SyncItem:
     svc.sync_item_process(item.pk)
     item.refresh_from_db()
     while item.state in svc.OPEN_STATES and time.monotonic() < deadline:
-        time.sleep(max((item.next_attempt_at - timezone.now()).total_seconds(), 0) + 0.01)
+        due = item.next_attempt_at or timezone.now()  # an open item waits on its next attempt
+        time.sleep(max((due - timezone.now()).total_seconds(), 0) + 0.01)
         svc.sync_pump()
         svc.sync_item_process(item.pk)
         item.refresh_from_db()

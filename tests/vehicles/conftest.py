@@ -29,6 +29,7 @@ def xlsx_bytes(rows: Sequence[Sequence[object]]) -> bytes:
 
     book = Workbook()
     sheet = book.active
+    assert sheet is not None  # a new workbook has its one sheet active
     for row in rows:
         sheet.append(list(row))
     out = io.BytesIO()

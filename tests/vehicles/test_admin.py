@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -18,17 +18,23 @@ pytestmark = pytest.mark.django_db
 UPLOAD = reverse("admin:vehicles_kaskovaluelist_add")
 
 
-def staff(*codenames: str) -> Client:
+class StaffClient(Client):
+    """A test client logged in as a staff user, who it keeps (to compare with what it made)."""
+
+    def __init__(self, user: User) -> None:
+        super().__init__()
+        self.force_login(user)
+        self.user = user
+
+
+def staff(*codenames: str) -> StaffClient:
     user = get_user_model().objects.create_user("veri-sorumlusu", password="operator-pass-123", is_staff=True)
     user.user_permissions.set(Permission.objects.filter(content_type__app_label="vehicles", codename__in=codenames))
-    client = Client()
-    client.force_login(user)
-    client.user = user
-    return client
+    return StaffClient(user)
 
 
 @pytest.fixture
-def operator() -> Client:
+def operator() -> StaffClient:
     return staff("add_kaskovaluelist", "view_kaskovaluelist", "view_kaskovalue")
 
 

@@ -7,12 +7,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from integrations.answers.taxonomy import ErrorKind
+from integrations.work.item import WorkItem
 from policies.models import Cancellation, ProductionListCheck
 from quotes.models import Issuance
 from sync.models import SyncItem
 from sync.services import dead_letters_replay_outcome
 
-MODELS = {
+MODELS: dict[str, type[WorkItem]] = {
     "sync": SyncItem,
     "issuance": Issuance,
     "cancellation": Cancellation,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def _record(n: int, **changes) -> AttemptRecord:
     started = datetime(2026, 3, 1, 9, 30, 15, 123456, tzinfo=timezone(timedelta(hours=3)))
-    fields = {
+    fields: dict[str, Any] = {
         "insurer_code": "anka",
         "account_key": "anka:ACENTE1",
         "operation": "trafik_quote",

@@ -108,7 +108,7 @@ def assert_same_scrape(before: dict, after: dict) -> None:
 
 
 def dashboard(now: datetime) -> dict:
-    numbers = {}
+    numbers: dict[tuple[str, str, str], list] = {}
     for key, window in WINDOWS.items():
         for product in ("", "kasko"):
             health = HealthFilter.last(window, now=now, product=product)

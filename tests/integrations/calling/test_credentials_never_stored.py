@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.django_db
 PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # The ways an echo may write a value: as sent, and escaped by HTML, XML, JSON, repr and URLs.
-ECHOES = {
+ECHOES: dict[str, Callable[[str], str]] = {
     "as sent": lambda value: value,
     "html": html.escape,
     "json": lambda value: json.dumps(value)[1:-1],

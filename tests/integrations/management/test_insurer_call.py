@@ -26,6 +26,7 @@ def probe(*args: str) -> tuple[int, dict]:
         call_command("insurer_call", *args, stdout=out)
         code = 0
     except SystemExit as exit_:
+        assert isinstance(exit_.code, int), exit_.code  # the command exits with a number
         code = exit_.code
     last_line = out.getvalue().strip().splitlines()[-1]
     return code, json.loads(last_line)

@@ -33,6 +33,7 @@ def probe(sandbox: dict, code: str, operation: str, data: dict) -> tuple[int, di
         call_command("insurer_call", *args, stdout=out)
         status = 0
     except SystemExit as exit_:
+        assert isinstance(exit_.code, int), exit_.code  # the command exits with a number
         status = exit_.code
     return status, json.loads(out.getvalue().strip().splitlines()[-1])
 

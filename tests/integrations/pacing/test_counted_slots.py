@@ -26,8 +26,8 @@ def state(request):
 
 def _window(state, key: str) -> tuple[int, int]:
     if isinstance(state, RedisSharedState):
-        values = state._redis.hmget(state._rate_key(key), "wattempts", "wthrottled")
-        return tuple(int(v or 0) for v in values)
+        attempts, throttled = state._redis.hmget(state._rate_key(key), "wattempts", "wthrottled")
+        return int(attempts or 0), int(throttled or 0)
     from integrations.models import SendRateState
 
     return SendRateState.objects.values_list("window_attempts", "window_throttled").get(account_key=key)

@@ -36,7 +36,10 @@ class Bucket:
     at: float | None = None
 
     def _after(self, now: float, change: float) -> tuple[float, float]:
-        tokens, at = (self.reserve, now) if self.tokens is None else (self.tokens, self.at)
+        if self.tokens is None or self.at is None:  # set together, by the first change
+            tokens, at = self.reserve, now
+        else:
+            tokens, at = self.tokens, self.at
         return budget_tokens_after(tokens, now - at, change=change, refill=self.refill, capacity=self.reserve), max(
             at, now
         )

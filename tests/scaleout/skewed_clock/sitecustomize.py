@@ -40,14 +40,20 @@ if _SKEW:
     _SkewedDatetime.__name__ = _SkewedDatetime.__qualname__ = "datetime"
     _SkewedDatetime.__module__ = "datetime"
     _time.time, _time.time_ns = _skewed_time, _skewed_time_ns
-    _datetime.datetime = _SkewedDatetime
+    # Replacing the class is the point here; the stubs know datetime.datetime as the class itself.
+    _datetime.datetime = _SkewedDatetime  # type: ignore[misc]
     # pickle names a class by where it is found: `datetime.datetime` is now the subclass, so a
     # real datetime (made by C code: the database driver, arithmetic) would no longer pickle
     # ("not the same object as datetime.datetime") and every django-q2 task this process sends
     # would fail. Pickled as the subclass, it unpickles as a plain datetime anywhere else.
     import copyreg
 
-    copyreg.pickle(_real_datetime, lambda value: (_SkewedDatetime, value.__reduce__()[1]))
+    def _reduce_as_skewed(value: _real_datetime) -> tuple[type[_real_datetime], tuple[object, ...]]:
+        reduced = value.__reduce__()
+        assert isinstance(reduced, tuple)  # a datetime reduces to (its class, its state), never a name
+        return _SkewedDatetime, reduced[1]
+
+    copyreg.pickle(_real_datetime, _reduce_as_skewed)
 
 
 def _run_the_next_sitecustomize() -> None:
