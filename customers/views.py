@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from customers import selectors
+from customers.customer_page import customer_page_sections
 from customers.forms import CustomerForm
 from customers.services import customer_create, customer_may_write, customer_update
 from insurehub.desk_errors import desk_errors
@@ -71,6 +72,8 @@ def customer_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         "may_write": customer_may_write(request.user)
         and profile is not None
         and profile.agency_id == customer.agency_id,
+        # What other apps add (the customer's consent per channel, the messages sent to them).
+        "customer_sections": customer_page_sections.render(request, customer),
     }
     return render(request, "customers/customer_detail.html", context)
 

@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("insurehub", "agencies"),
     ("integrations",),
     ("quotes", "sync", "customers", "documents", "notifications", "policies", "vehicles"),
-    ("commissions",),
+    ("commissions", "outreach"),
     ("console",),
 ]
 LAYER_OF = {package: level for level, packages in enumerate(LAYERS) for package in packages}
