@@ -25,9 +25,10 @@ from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
 from outreach import selectors
 from outreach.forms import ConsentForm, OfferSendForm, form_errors_text
-from outreach.models import OutboundMessage
+from outreach.models import Channel, OutboundMessage
 from outreach.services.consent import channel_consent_record
 from outreach.services.offer import LinkExpired, offer_document, offer_link_open, offer_send
+from outreach.services.sending import CHANNEL_NAMES_TR
 from quotes import selectors as quote_selectors
 from quotes.models import QuoteRequest
 from quotes.services.comparison import comparison_build
@@ -111,7 +112,8 @@ def offer_send_view(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpR
     if not outcome.ok:
         messages.error(request, form_errors_text(form) or outcome.message)
     elif message.status == OutboundMessage.Status.SENT:
-        messages.success(request, f"Teklif {message.get_channel_display()} ile gönderildi: {message.recipient}")
+        channel = CHANNEL_NAMES_TR[Channel(message.channel)]
+        messages.success(request, f"Teklif {channel} ile gönderildi: {message.recipient}")
     else:
         messages.error(request, f"Teklif gönderilemedi: {message.error} (kod {message.provider_code})")
     return redirect(back)

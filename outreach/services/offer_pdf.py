@@ -36,6 +36,8 @@ MARGIN = 15 * mm
 COLUMN_WIDTHS = (42 * mm, 30 * mm, PAGE[0] - 2 * MARGIN - 42 * mm - 30 * mm - 34 * mm, 34 * mm)
 # The covers a customer compares first; the full list is the comparison's.
 KEY_COVERS = 5
+# A cover's name and limit past this many characters is cut with "…".
+COVER_LIMIT = 140
 
 
 @dataclass(frozen=True)
@@ -64,15 +66,17 @@ def dask_address(comparison: Comparison) -> str:
 
 
 def _key_covers(comparison: Comparison, index: int) -> str:
+    """The column's first covers, one line each (each cut on its own: one long name never
+    hides the others), as Paragraph markup of escaped text."""
     lines = []
     for row in comparison.rows:
         cell = row.cells[index]
         if cell is NOT_COVERED:
             continue
-        lines.append(f"{row.name}: {'Limitsiz' if cell is None else try_money(cell)}")
+        lines.append(pdf_text(f"{row.name}: {'Limitsiz' if cell is None else try_money(cell)}", limit=COVER_LIMIT))
         if len(lines) == KEY_COVERS:
             break
-    return "\n".join(lines) or "—"
+    return "<br/>".join(lines) or "—"
 
 
 def agent_name(user: object) -> str:
@@ -139,7 +143,7 @@ def offer_pdf(
                 [
                     Paragraph(pdf_text(column.insurer_name, limit=120), cell),
                     Paragraph(pdf_text(try_money(column.premium)), premium),
-                    Paragraph(pdf_text(_key_covers(comparison, index_of[column.insurer_quote_id])), cell),
+                    Paragraph(_key_covers(comparison, index_of[column.insurer_quote_id]), cell),
                     Paragraph(pdf_text(turkiye_time(column.valid_until)), cell_right),
                 ]
             )
