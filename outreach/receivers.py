@@ -1,4 +1,5 @@
-"""What outreach does when the policies app announces a renewal reminder."""
+"""What outreach does when the policies app announces a renewal reminder, and when the
+customers app erases a customer."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import Any
 
 from django.db import transaction
 
+from customers.models import Customer
+from outreach.models import OutboundMessage
 from outreach.services.renewal import renewal_messages_queue
 from policies.models import RenewalReminder
 
@@ -21,3 +24,12 @@ def message_customer_on_renewal(sender: Any, *, reminder: RenewalReminder, **kwa
             renewal_messages_queue(reminder=reminder)
     except Exception:
         logger.exception("renewal reminder %s: the customer's message could not be stored", reminder.pk)
+
+
+ERASED_TEXT = "[KVKK: müşterinin talebiyle silindi]"
+
+
+def scrub_on_erasure(sender: Any, *, customer: Customer, **kwargs: Any) -> None:
+    """The messages' texts named the customer (and the SMS its link): gone with the customer. The
+    rows stay (what went, when, on which channel, masked recipient: proof of consent honoured)."""
+    OutboundMessage.objects.filter(customer=customer).update(subject="", body=ERASED_TEXT)

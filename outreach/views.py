@@ -160,7 +160,9 @@ def offer_public(request: HttpRequest, token: str) -> HttpResponse:
         "contact": selectors.agency_contact(agency_id=quote_request.agency_id),
         "token": token,
     }
-    return render(request, "outreach/offer_public.html", context)
+    response = render(request, "outreach/offer_public.html", context)
+    response["X-Robots-Tag"] = "noindex, nofollow"  # a customer's offer is nobody's search result
+    return response
 
 
 @never_cache

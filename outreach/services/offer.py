@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from django.core import signing
 from django.urls import reverse
 
+from customers.models import CustomerErasure
 from insurehub.errors import Forbidden, Invalid
 from outreach import selectors
 from outreach.models import Channel, OutboundMessage
@@ -67,6 +68,8 @@ def offer_link_open(*, token: str) -> OpenedLink:
     )
     if message.status == OutboundMessage.Status.FAILED:
         raise OutboundMessage.DoesNotExist  # the customer never got it: nothing to open
+    if message.customer_id and CustomerErasure.objects.filter(customer_id=message.customer_id).exists():
+        raise OutboundMessage.DoesNotExist  # erased on their request (KVKK): the link names no one now
     assert message.quote_request is not None
     return OpenedLink(message=message, quote_request=message.quote_request)
 

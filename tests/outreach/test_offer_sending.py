@@ -142,3 +142,21 @@ def test_another_agency_cannot_send_or_download_the_offer(other_desk, desk, cust
     assert other_desk.get(reverse("offer_download", args=[request.public_id])).status_code == 404
     assert not mail.outbox and not OutboundMessage.objects.exists()
     assert desk.get(reverse("offer_download", args=[request.public_id])).status_code == 200
+
+
+def test_erasing_the_customer_scrubs_the_texts_and_closes_the_link(desk, agents, customer, netgsm):
+    """KVKK erasure: the sent messages' texts (the name, the link) go; the rows stay; the link 404s."""
+    from customers.erasure import customer_erase
+    from outreach.receivers import ERASED_TEXT
+
+    record(desk, customer, "sms", "give")
+    record(desk, customer, "email", "give")
+    request = offered_request(customer)
+    send(desk, request, "sms")
+    send(desk, request, "email")
+    path = LINK.search(netgsm.state.received[0].params["message"]).group(1)
+    assert Client().get(path).status_code == 200
+    customer_erase(customer=customer, erased_by=agents["ACENTE1"], request_note="Dilekçe 2026/14")
+    messages = OutboundMessage.objects.all()
+    assert messages.count() == 2 and all(m.body == ERASED_TEXT and m.subject == "" for m in messages)
+    assert Client().get(path).status_code == 404
