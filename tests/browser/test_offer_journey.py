@@ -15,8 +15,15 @@ from tests import samples
 from tests.browser.conftest import CspWatch
 from tests.browser.test_quote_desk import log_in
 from tests.outreach.conftest import offered_request
+from tests.outreach.netgsm_standin import netgsm_configured
 
 pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def netgsm(settings):
+    with netgsm_configured(settings) as standin:
+        yield standin
 
 
 def test_consent_then_offer_by_sms_then_the_customer_opens_the_link(

@@ -13,7 +13,7 @@ from customers.models import Customer
 from outreach.models import AgencyContact
 from quotes.models import InsurerQuote, QuoteRequest
 from tests import samples
-from tests.outreach.netgsm_standin import HEADER, PASSWORD, USERCODE, NetgsmStandIn
+from tests.outreach.netgsm_standin import NetgsmStandIn, netgsm_configured
 
 PHONE = "+905321234567"
 EMAIL = "ayse.yilmaz@example.com"
@@ -22,16 +22,8 @@ EMAIL = "ayse.yilmaz@example.com"
 @pytest.fixture
 def netgsm(settings) -> Iterator[NetgsmStandIn]:
     """A fresh Netgsm stand-in on loopback, and the settings that send every SMS through it."""
-    standin = NetgsmStandIn().start()
-    settings.SMS_BACKEND = "outreach.sms.netgsm.NetgsmBackend"
-    settings.NETGSM_API_URL = standin.url
-    settings.NETGSM_USERCODE = USERCODE
-    settings.NETGSM_PASSWORD = PASSWORD
-    settings.NETGSM_MSGHEADER = HEADER
-    settings.SMS_CONNECT_TIMEOUT = 2
-    settings.SMS_READ_TIMEOUT = 2
-    yield standin
-    standin.stop()
+    with netgsm_configured(settings) as standin:
+        yield standin
 
 
 @pytest.fixture

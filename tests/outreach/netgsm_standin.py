@@ -13,6 +13,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -123,3 +125,20 @@ class NetgsmStandIn:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+@contextmanager
+def netgsm_configured(settings) -> Iterator[NetgsmStandIn]:
+    """A fresh stand-in, and the (pytest-django) settings sending every SMS through it."""
+    standin = NetgsmStandIn().start()
+    settings.SMS_BACKEND = "outreach.sms.netgsm.NetgsmBackend"
+    settings.NETGSM_API_URL = standin.url
+    settings.NETGSM_USERCODE = USERCODE
+    settings.NETGSM_PASSWORD = PASSWORD
+    settings.NETGSM_MSGHEADER = HEADER
+    settings.SMS_CONNECT_TIMEOUT = 2
+    settings.SMS_READ_TIMEOUT = 2
+    try:
+        yield standin
+    finally:
+        standin.stop()
