@@ -88,8 +88,9 @@ def consent_record(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
             method=data["method"],
         )
     if outcome.ok:
-        verb = "verdiği" if event.given else "geri çektiği"
-        messages.success(request, f"{event.get_channel_display()} iznini {verb} kaydedildi.")
+        channel = CHANNEL_NAMES_TR[Channel(event.channel)]
+        done = f"{channel} izni kaydedildi." if event.given else f"{channel} izninin geri çekildiği kaydedildi."
+        messages.success(request, done[:1].upper() + done[1:])
     else:
         messages.error(request, form_errors_text(form) or outcome.message)
     return redirect(back)

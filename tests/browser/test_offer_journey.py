@@ -55,7 +55,7 @@ def test_consent_then_offer_by_sms_then_the_customer_opens_the_link(
     form.get_by_label("İşlem").select_option(label="İzin verdi")
     form.get_by_label("Alınma şekli").select_option(label="Telefon (ses kaydı)")
     form.get_by_role("button", name="İzni kaydet").click()
-    expect(page.get_by_role("status")).to_contain_text("SMS iznini verdiği kaydedildi")
+    expect(page.get_by_role("status")).to_contain_text("SMS izni kaydedildi.")
     expect(page.locator('.consent-states tr[data-channel="sms"] .consent-state')).to_have_text("İzin var")
     expect(page.locator(".consent-history")).to_contain_text("Telefon (ses kaydı)")
     shot(page, "consent-recorded")
