@@ -25,7 +25,7 @@ class OfferSendForm(forms.Form):
 
 def form_errors_text(form: forms.Form) -> str:
     """ "Kanal: Geçerli bir seçim yapın." — each error with its field's label, for a flash message."""
-    parts = []
+    parts: list[str] = []
     for name, errors in form.errors.items():
         label = form.fields[name].label if name in form.fields else ""
         parts.extend(f"{label}: {error}" if label else str(error) for error in errors)

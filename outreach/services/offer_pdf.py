@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.utils import timezone
@@ -148,7 +149,8 @@ def offer_pdf(
                 ]
             )
         table = Table(body, colWidths=COLUMN_WIDTHS, repeatRows=1, splitInRow=1)
-        style = [
+        # ReportLab's stubs type each command's tuple narrowly; the commands are the comparison's.
+        style: list[Any] = [
             ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.HexColor("#dde3ea")),
             ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eef2f6")),

@@ -10,6 +10,7 @@ rolled-back reminder sends nothing).
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from django.db import IntegrityError, transaction
 
@@ -66,7 +67,5 @@ def renewal_messages_queue(*, reminder: RenewalReminder) -> list[OutboundMessage
             continue  # announced before: this reminder's message on this channel exists
         queued.append((message, to))
     for message, to in queued:
-        transaction.on_commit(
-            lambda message=message, to=to: message_deliver(message=message, to=to, reply_to=contact.email)
-        )
+        transaction.on_commit(partial(message_deliver, message=message, to=to, reply_to=contact.email))
     return [message for message, _ in queued]
