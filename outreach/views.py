@@ -8,6 +8,7 @@ agency writes. The public page needs no login by design: the signed token is the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from uuid import UUID
 
 from django.contrib import messages
@@ -66,6 +67,19 @@ def quote_request_offer_section(request: HttpRequest, quote_request: QuoteReques
         "may_send": customer is not None and _own_agency(request, quote_request.agency_id),
     }
     return render_to_string("outreach/_quote_request_offer.html", context, request=request)
+
+
+def renewal_reminder_customer_notes(reminders: Sequence[object]) -> dict[int, str]:
+    """ "müşteriye SMS: gönderildi" for each reminder the customer was messaged on (renewals list)."""
+    notes: dict[int, list[str]] = {}
+    rows = OutboundMessage.objects.filter(renewal_reminder__in=[getattr(r, "pk", None) for r in reminders])
+    for message in rows.order_by("channel"):
+        assert message.renewal_reminder_id is not None
+        channel = CHANNEL_NAMES_TR[Channel(message.channel)]
+        notes.setdefault(message.renewal_reminder_id, []).append(
+            f"müşteriye {channel}: {message.get_status_display().lower()}"
+        )
+    return {pk: ", ".join(texts) for pk, texts in notes.items()}
 
 
 @login_required

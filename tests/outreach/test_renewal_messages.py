@@ -85,3 +85,14 @@ def test_a_provider_refusal_is_stored_and_the_reminder_stands(
     assert (message.status, message.provider_code, message.renewal_reminder) == ("failed", "40", reminder)
     assert "Gönderici adı" in message.error
     assert run_job(django_capture_on_commit_callbacks) == [] and OutboundMessage.objects.count() == 1
+
+
+def test_the_renewals_list_says_what_the_customer_was_sent(
+    desk, other_desk, agents, customer, netgsm, django_capture_on_commit_callbacks
+):
+    record(desk, customer, "sms", "give")
+    ending_in(issued_policy(agents["ACENTE1"], "P-OUT-4", customer=customer), 15)
+    run_job(django_capture_on_commit_callbacks)
+    page = desk.get(reverse("renewal_list")).content.decode()
+    assert "P-OUT-4" in page and '<span class="reminder-note">müşteriye SMS: gönderildi</span>' in page
+    assert "müşteriye SMS" not in other_desk.get(reverse("renewal_list")).content.decode()
