@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from customers.models import Customer
 from outreach.models import AgencyContact, Channel, ChannelConsent, ConsentText, OutboundMessage
@@ -53,11 +54,10 @@ def consent_history(*, customer: Customer) -> QuerySet[ChannelConsent]:
     return ChannelConsent.objects.filter(customer=customer).select_related("text", "recorded_by")
 
 
-def consent_text_current(*, channel: str) -> ConsentText:
-    """The newest published text for `channel` (the data migration seeds version 1 of each)."""
-    return ConsentText.objects.filter(channel=channel).order_by("-version").first() or ConsentText.objects.get(
-        channel=channel
-    )
+def consent_text_current(*, channel: str) -> ConsentText | None:
+    """The newest published text for `channel` (the data migration seeds version 1 of each);
+    None when there is none, and then no consent can be recorded against it."""
+    return ConsentText.objects.filter(channel=channel, published_at__lte=timezone.now()).order_by("-version").first()
 
 
 def agency_contact(*, agency_id: int) -> AgencyContact:

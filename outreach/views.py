@@ -28,7 +28,7 @@ from outreach import selectors
 from outreach.forms import ConsentForm, OfferSendForm, form_errors_text
 from outreach.models import Channel, OutboundMessage
 from outreach.services.consent import channel_consent_record
-from outreach.services.offer import LinkExpired, offer_document, offer_link_open, offer_send
+from outreach.services.offer import LinkExpired, OpenedLink, offer_document, offer_link_open, offer_send
 from outreach.services.sending import CHANNEL_NAMES_TR
 from quotes import selectors as quote_selectors
 from quotes.models import QuoteRequest
@@ -152,7 +152,7 @@ def _pdf_response(content: bytes, filename: str) -> HttpResponse:
     return response
 
 
-def _opened(token: str):
+def _opened(token: str) -> OpenedLink:
     try:
         return offer_link_open(token=token)
     except OutboundMessage.DoesNotExist as error:

@@ -30,12 +30,15 @@ def channel_consent_record(*, user: User, customer: Customer, channel: str, give
         raise Invalid({"channel": "Kanal: müşterinin telefonu kayıtlı değil; önce telefonunu girin."})
     if given and channel == Channel.EMAIL and not customer.email:
         raise Invalid({"channel": "Kanal: müşterinin e-posta adresi kayıtlı değil; önce adresini girin."})
+    text = selectors.consent_text_current(channel=channel)
+    if text is None:  # never after the seeding migration, unless someone deleted the texts
+        raise Invalid({"channel": f"Kanal: {Channel(channel).label} için yayımlanmış izin metni yok."})
     return ChannelConsent.objects.create(
         customer=customer,
         agency_id=customer.agency_id,
         channel=channel,
         given=given,
-        text=selectors.consent_text_current(channel=channel),
+        text=text,
         recorded_at=timezone.now(),
         recorded_by=user,
         method=method,

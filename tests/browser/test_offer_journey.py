@@ -4,6 +4,7 @@ own, with no login, and downloads the PDF."""
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import pytest
@@ -21,13 +22,21 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
+def consent_texts(transactional_db):
+    """The seeded consent texts again: a transactional test before this one flushed the tables."""
+    from django.apps import apps
+
+    importlib.import_module("outreach.migrations.0002_seed_consent_texts").seed(apps, None)
+
+
+@pytest.fixture
 def netgsm(settings):
     with netgsm_configured(settings) as standin:
         yield standin
 
 
 def test_consent_then_offer_by_sms_then_the_customer_opens_the_link(
-    page, shot, browser, live_server, desk_agent, netgsm
+    page, shot, browser, live_server, desk_agent, netgsm, consent_texts
 ):
     agency = desk_agent.agent_profile.agency
     AgencyContact.objects.create(agency=agency, phone="0212 555 01 02", email="iletisim@acente1.example")

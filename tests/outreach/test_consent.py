@@ -80,3 +80,11 @@ def test_admin_history_is_read_only(admin_client, desk, customer):
     assert admin_client.get(reverse("admin:outreach_channelconsent_add")).status_code == 403
     admin_client.post(reverse("admin:outreach_channelconsent_change", args=[event.pk]), {"given": ""})
     assert ChannelConsent.objects.get().given is True
+
+
+def test_without_a_published_text_consent_is_refused_in_turkish(desk, customer):
+    from outreach.models import ConsentText
+
+    ConsentText.objects.filter(channel="sms").delete()
+    page = desk.get(record(desk, customer, "sms", "give")["Location"]).content.decode()
+    assert "Kanal: SMS için yayımlanmış izin metni yok." in page and not ChannelConsent.objects.exists()
