@@ -160,3 +160,24 @@ def test_erasing_the_customer_scrubs_the_texts_and_closes_the_link(desk, agents,
     messages = OutboundMessage.objects.all()
     assert messages.count() == 2 and all(m.body == ERASED_TEXT and m.subject == "" for m in messages)
     assert Client().get(path).status_code == 404
+
+
+def test_a_mail_server_that_refuses_is_a_failed_message_not_a_500(desk, customer, settings):
+    """SMTP on a loopback port nobody listens on: the real connection is refused, the message kept."""
+    import socket
+
+    with socket.socket() as probe:  # a free port, closed again before the send
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_USE_TLS, settings.EMAIL_TIMEOUT = (
+        "127.0.0.1",
+        port,
+        False,
+        2,
+    )
+    record(desk, customer, "email", "give")
+    page = send(desk, offered_request(customer), "email")
+    message = OutboundMessage.objects.get()
+    assert (message.status, message.provider, message.provider_code) == ("failed", "smtp", "ConnectionRefusedError")
+    assert "E-posta sunucusu iletiyi kabul etmedi ya da ulaşılamadı." in page
