@@ -12,6 +12,8 @@ erasure replaces who the customer *is* and keeps what the agency *did*:
   the row and in its stored input replaced the same way, and the input's contact fields dropped;
   requests with an issuance, and every policy, premium and payment, are kept as they are;
 - the admin's own history (`LogEntry`) names the row by its new name from then on;
+- apps that keep a copy of the customer's words scrub it on `customers.signals.customer_erased`
+  (the outreach app: the texts of the messages sent to them; their links stop opening);
 - a `CustomerErasure` row says who erased, when, and how the request came in — and nothing of
   what was erased. The log line says the same.
 
@@ -30,6 +32,7 @@ from django.utils import timezone
 
 from customers.models import Customer, CustomerErasure
 from customers.services import CustomerInvalid
+from customers.signals import customer_erased
 from integrations.log_json import scrub_personal_data
 from quotes.models import QuoteRequest
 
@@ -86,6 +89,8 @@ def customer_erase(*, customer: Customer, erased_by: User, request_note: str) ->
             request_note=scrub_personal_data(note)[:300],
             quote_requests_scrubbed=scrubbed,
         )
+        # Apps above (the messages sent to the customer) scrub their own copies, or undo all this.
+        customer_erased.send(sender=Customer, customer=row)
     logger.warning(
         "KVKK erasure: customer %s of agency %s anonymised by %s (%d quote requests scrubbed)",
         row.pk,

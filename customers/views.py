@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from agencies.scope import may_act_on
 from customers import selectors
+from customers.customer_page import customer_page_sections
 from customers.forms import CustomerForm, customer_pick_label
 from customers.services import customer_create, customer_may_write, customer_update
 from insurehub.desk_errors import desk_errors
@@ -115,6 +116,8 @@ def customer_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         # Only the customer's own scope (agency, or sub-agency) edits them or asks quotes for them.
         "may_write": customer_may_write(request.user)
         and may_act_on(request.user, agency_id=customer.agency_id, sub_agency_id=customer.sub_agency_id),
+        # What other apps add (the customer's consent per channel, the messages sent to them).
+        "customer_sections": customer_page_sections.render(request, customer),
     }
     return render(request, "customers/customer_detail.html", context)
 

@@ -37,4 +37,5 @@ urlpatterns = [
     path("", include("vehicles.urls")),
     path("", include("policies.urls")),
     path("", include("commissions.urls")),
+    path("", include("outreach.urls")),
 ]

@@ -10,3 +10,9 @@ from django.dispatch import Signal
 # sends nothing). Sent with `send_robust`: a receiver that fails never costs the cancellation, and
 # logs its own failure.
 policy_cancelled = Signal()
+
+# A renewal reminder was created (`policies.services.renewal_reminders`), with `reminder`: the
+# policy, the threshold and the day. Sent inside the transaction that stores the reminder, once
+# per reminder (a re-run of the job finds the row and sends nothing). With `send_robust`: a
+# receiver that fails (the customer's message, say) never costs the agents' reminder.
+renewal_reminder_due = Signal()

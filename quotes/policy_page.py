@@ -4,36 +4,27 @@ layer shows what it knows of a policy without this app importing it (tests/test_
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from django.http import HttpRequest
-from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString
 
+from insurehub.page_sections import PageSections
 from quotes.models import Policy
-
-logger = logging.getLogger(__name__)
 
 # (the request, the policy the user may see) -> the section's HTML; a plain str is escaped.
 PolicyPageSection = Callable[[HttpRequest, Policy], str]
 
-_SECTIONS: dict[str, PolicyPageSection] = {}
+_SECTIONS: PageSections[Policy] = PageSections("policy")
 
 
 def policy_page_section_register(name: str, render: PolicyPageSection) -> None:
     """Show `render`'s HTML on every policy page, after the policy's own facts. Registering the
     same name again replaces it (ready() may run twice in a test process)."""
-    _SECTIONS[name] = render
+    _SECTIONS.register(name, render)
 
 
 def policy_page_sections(request: HttpRequest, policy: Policy) -> list[SafeString]:
     """Every registered section, in the order registered. A section that fails is logged and left
     out: the agent at the desk still gets the policy page."""
-    shown: list[SafeString] = []
-    for name, render in _SECTIONS.items():
-        try:
-            shown.append(conditional_escape(render(request, policy)))
-        except Exception:
-            logger.exception("policy %s: the page section %r failed", policy.pk, name)
-    return shown
+    return _SECTIONS.render(request, policy)

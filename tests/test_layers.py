@@ -2,9 +2,9 @@
 
 From the bottom up: `insurehub` and `agencies` (project plumbing, who works for which agency);
 `integrations` (calling insurers, pacing, the attempt log); the desk's apps (`quotes`, `sync`,
-`customers`, `documents`, `notifications`, `policies`, `vehicles`); `commissions`, which listens to issuance
-and cancellation (their signals) and adds its section to the policy page through a hook, so no
-desk app imports it back; the operator `console` on top. A package may import
+`customers`, `documents`, `notifications`, `policies`, `vehicles`); `commissions` and `outreach`, which listen
+to the desk's signals (issuance, cancellation, renewal reminders, erasure) and add their sections
+to its pages through hooks, so no desk app imports them back; the operator `console` on top. A package may import
 its own layer and those below, never above. The sandbox (the insurers' side), the bench and the
 tests stand beside: they may import product code, product code never imports them.
 
@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("insurehub", "agencies"),
     ("integrations",),
     ("quotes", "sync", "customers", "documents", "notifications", "policies", "vehicles"),
-    ("commissions",),
+    ("commissions", "outreach"),
     ("console",),
 ]
 LAYER_OF = {package: level for level, packages in enumerate(LAYERS) for package in packages}

@@ -70,6 +70,9 @@ INSTALLED_APPS = [
     "policies",
     # Listens to issuance and cancellation; no desk app imports it (a layer of its own).
     "commissions",
+    # Sends the customer their offer and renewal reminders, on the channels they consented to;
+    # listens to policies' reminders, adds sections to the customer and quote request pages.
+    "outreach",
     # The operator console reads every app above: it comes last (the top layer, docs/architecture.md).
     "console",
 ]
@@ -224,6 +227,18 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "InsureHub <bildirim@insurehub.local>")
+# --- Messages to customers (outreach: the offer, renewal reminders) --------------------------------
+# The SMS backend (a dotted path, like EMAIL_BACKEND): the console one logs, Netgsm's sends.
+SMS_BACKEND = os.environ.get("SMS_BACKEND", "outreach.sms.console.ConsoleBackend")
+NETGSM_API_URL = os.environ.get("NETGSM_API_URL", "https://api.netgsm.com.tr/sms/send/get")
+NETGSM_USERCODE = os.environ.get("NETGSM_USERCODE", "")
+NETGSM_PASSWORD = os.environ.get("NETGSM_PASSWORD", "")
+# The sender name (mesaj başlığı) Netgsm approved for the agency.
+NETGSM_MSGHEADER = os.environ.get("NETGSM_MSGHEADER", "")
+SMS_CONNECT_TIMEOUT = env_int("SMS_CONNECT_TIMEOUT", 5)
+SMS_READ_TIMEOUT = env_int("SMS_READ_TIMEOUT", 10)
+# How long the offer link sent by SMS opens the offer (days): past it, the page says it expired.
+OFFER_LINK_MAX_AGE_DAYS = env_int("OFFER_LINK_MAX_AGE_DAYS", 7)
 # The confirm step pre-fills this card token (the sandbox accepts it): the demo settings only.
 DEMO_PAYMENT_TOKEN = ""
 # Where links in e-mails point (the desk's public address). Required in production (production.py):

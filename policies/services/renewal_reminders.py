@@ -11,9 +11,10 @@ of the agency on the same risk, starting from its end) is not reminded at all.
 Who is told: the agent who issued it, and the agency's admins (every active agent when it has
 none), as for every other policy event (`notifications.services.agency_people`).
 
-The customer is not messaged from here yet: a renewal reminder to a customer is a commercial
-message, which needs the customer's consent to that channel recorded against its text; the
-customer record has no such consent yet, so nothing is sent rather than something unconsented.
+The customer is not messaged from here: a reminder to a customer is a commercial message that
+needs their consent to the channel, which the outreach app keeps. Each new reminder is announced
+(`policies.signals.renewal_reminder_due`, once, inside the reminder's transaction) and the
+outreach app messages the customer on the channels they consented to (docs/outreach.md).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from integrations.masking import mask_and_cut
 from notifications.models import Notification
 from notifications.services import agency_people, notify
 from policies.models import RenewalReminder
+from policies.signals import renewal_reminder_due
 from quotes.models import Policy
 from quotes.selectors import today
 
@@ -111,6 +113,7 @@ def _remind(policy: Policy, *, threshold: int, on: date) -> RenewalReminder | No
                 ),
                 link=reverse("renewal_list"),
             )
+            renewal_reminder_due.send_robust(sender=RenewalReminder, reminder=reminder)
     except IntegrityError:
         return None  # another run of the job took it a moment ago
     return reminder

@@ -35,7 +35,8 @@ _fonts_lock = threading.Lock()
 _fonts_registered = False
 
 
-def _register_fonts() -> None:
+def fonts_register() -> None:
+    """DejaVu Sans under FONT and FONT_BOLD, once per process: every PDF of the desk prints in it."""
     global _fonts_registered
     with _fonts_lock:
         if not _fonts_registered:
@@ -98,7 +99,7 @@ def comparison_pdf(comparison: Comparison, *, agency_name: str) -> bytes:
     Every cell is a Paragraph of escaped text: it wraps inside its column (a word longer than the
     column is split), so a long insurer or cover name makes its row taller, never wider.
     """
-    _register_fonts()
+    fonts_register()
     request = comparison.request
     columns = comparison.columns
     text = ParagraphStyle("text", fontName=FONT, fontSize=9, leading=12)

@@ -29,6 +29,7 @@ from integrations.work.item import WorkState
 from quotes import live, selectors
 from quotes.forms import PRODUCTS, QUOTE_FORMS, DaskForm, customer_initial, rerun_initial
 from quotes.models import QuoteRequest
+from quotes.quote_request_page import quote_request_page_sections
 from quotes.services.dask_address import dask_address_check
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
 from quotes.views.common import fragment_login_required, page_of, search_recall, search_redirect
@@ -130,6 +131,8 @@ def quote_request_detail(request: AuthenticatedHttpRequest, public_id: UUID) -> 
     context = _results_context(quote_request, request.user)
     # A warning, not a block: the agent may be quoting a transfer, or the other policy is ending.
     context["policy_in_force"] = selectors.policy_overlapping_for(quote_request=quote_request)
+    # What other apps add (sending the offer to the customer, and what was sent).
+    context["request_sections"] = quote_request_page_sections.render(request, quote_request)
     return render(request, "quotes/quote_request_detail.html", context)
 
 

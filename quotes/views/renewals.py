@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
 from quotes import selectors
+from quotes.renewal_page import renewal_reminder_notes
 from quotes.services.renewals import quote_request_after_policy, renewal_quote_create
 from quotes.views.common import page_of
 
@@ -30,8 +31,14 @@ def renewal_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     days = _window(request.GET.get("gun"))
     policies = selectors.renewal_list(user=request.user, days=days)
     profile = getattr(request.user, "agent_profile", None)
+    page = page_of(request, policies)
+    # What other apps add to each reminder (the customer's own message): as a plain attribute.
+    reminders = [reminder for policy in page.object_list for reminder in policy.renewal_reminders.all()]
+    notes = renewal_reminder_notes(reminders)
+    for reminder in reminders:
+        reminder.desk_note = notes.get(reminder.pk, "")
     context = {
-        "page": page_of(request, policies),
+        "page": page,
         "days": days,
         "windows": selectors.RENEWAL_WINDOWS,
         "own_agency_id": profile.agency_id if profile else None,

@@ -17,6 +17,8 @@ works through the same door (so the refusal is scoping, not a broken page).
 | document      | web download+state, API | —                           | —                        | re-fetch web, API |
 | customer      | web page+edit page, API | web list+search, API+search | web+API edit, quote form | —                 |
 | notification  | web open (marks read)   | web list                    | —                        | —                 |
+| consent       | on the customer page    | on the customer page        | web record               | —                 |
+| offer         | web PDF                 | sent messages (web)         | web send                 | —                 |
 
 Pages are compared byte for byte but for the CSRF token of the header's logout form (masked
 afresh on every render). A notification is its recipient's alone: opening one that is not
@@ -751,6 +753,72 @@ def notification_list_web(w: World, viewer: str, owner: str) -> None:
     assert other.notification.title not in text and f"/bildirimler/{other.notification.pk}/ac/" not in text
 
 
+def consent_change_web(w: World, viewer: str, owner: str) -> None:
+    """Recording consent for the other's customer is unknown-customer; the own one is recorded."""
+    from outreach.models import ChannelConsent
+
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    form = {"channel": "email", "action": "withdraw", "method": "phone"}
+    assert_hidden(
+        client,
+        f"/musteriler/{other.customer.pk}/iletisim-izni/",
+        f"/musteriler/{UNKNOWN_PK}/iletisim-izni/",
+        "post",
+        data=form,
+    )
+    assert not ChannelConsent.objects.filter(customer=other.customer).exists()
+    assert client.post(f"/musteriler/{own.customer.pk}/iletisim-izni/", form).status_code == 302
+    assert ChannelConsent.objects.get(customer=own.customer).recorded_by == own.user
+    text = assert_shown(client, f"/musteriler/{own.customer.pk}/", "İletişim izinleri", "Geri çekti")
+    assert f"/musteriler/{other.customer.pk}/iletisim-izni/" not in text
+
+
+def offer_read_web(w: World, viewer: str, owner: str) -> None:
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    response = client.get(f"/talepler/{own.request.public_id}/teklif.pdf")
+    assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
+    assert_hidden(client, f"/talepler/{other.request.public_id}/teklif.pdf", f"/talepler/{UNKNOWN_UUID}/teklif.pdf")
+
+
+def offer_send_web(w: World, viewer: str, owner: str) -> None:
+    """Sending the other's offer is an unknown request, nothing sent; the own one goes (with consent),
+    and the sent message is listed on the own pages only."""
+    from django.core import mail
+
+    from outreach.models import ChannelConsent, ConsentText, OutboundMessage
+
+    client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
+    for objects in (own, other):
+        Customer.objects.filter(pk=objects.customer.pk).update(email=f"musteri@{objects.customer.agency.code}.example")
+        ChannelConsent.objects.create(
+            customer=objects.customer,
+            agency=objects.customer.agency,
+            channel="email",
+            given=True,
+            text=ConsentText.objects.get(channel="email", version=1),
+            recorded_at=timezone.now(),
+            recorded_by=objects.user,
+            method="wet_signature",
+        )
+    assert_hidden(
+        client,
+        f"/talepler/{other.request.public_id}/musteriye-gonder/",
+        f"/talepler/{UNKNOWN_UUID}/musteriye-gonder/",
+        "post",
+        data={"channel": "email"},
+    )
+    assert not OutboundMessage.objects.exists() and not mail.outbox
+    assert client.post(f"/talepler/{own.request.public_id}/musteriye-gonder/", {"channel": "email"}).status_code == 302
+    sent = OutboundMessage.objects.get()
+    assert sent.agency == own.customer.agency and sent.status == "sent"
+    assert [m.to for m in mail.outbox] == [[f"musteri@{own.customer.agency.code}.example"]]
+    for page in (f"/talepler/{own.request.public_id}/", f"/musteriler/{own.customer.pk}/"):
+        assert_shown(client, page, sent.recipient)
+    other_client = w.web(owner)
+    for page in (f"/talepler/{other.request.public_id}/", f"/musteriler/{other.customer.pk}/"):
+        assert sent.recipient not in assert_shown(other_client, page)
+
+
 CELLS: dict[str, Callable[[World, str, str], None]] = {
     "quote_request-read-web": quote_request_read_web,
     "quote_request-read-api": quote_request_read_api,
@@ -791,6 +859,9 @@ CELLS: dict[str, Callable[[World, str, str], None]] = {
     "customer-quote-web": customer_quote_web,
     "notification-read-web": notification_read_web,
     "notification-list-web": notification_list_web,
+    "consent-change-web": consent_change_web,
+    "offer-read-web": offer_read_web,
+    "offer-send-web": offer_send_web,
 }
 
 

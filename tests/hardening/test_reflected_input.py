@@ -20,7 +20,18 @@ from quotes.views.quote_requests import QuoteRequestFilterForm
 from tests.hardening.test_security import PUBLIC, url_samples
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-APPS = ("agencies", "console", "customers", "documents", "insurehub", "integrations", "notifications", "quotes", "sync")
+APPS = (
+    "agencies",
+    "console",
+    "customers",
+    "documents",
+    "insurehub",
+    "integrations",
+    "notifications",
+    "outreach",
+    "quotes",
+    "sync",
+)
 PAYLOAD = '"><script>window.reflected=1</script><img src=x onerror=alert(1)>'
 
 

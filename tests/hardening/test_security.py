@@ -201,7 +201,19 @@ def test_forms_refuse_a_post_without_the_csrf_token(agents, quoted_row):
 # The favicon is the only page that is public on purpose: a redirect to a static file.
 # csp_report: browsers send Content-Security-Policy reports with no session or token (it only logs
 # and counts; console/csp_reports.py caps what it reads).
-PUBLIC = {"login", "logout", "admin:login", "admin:logout", "api:auth-token", "favicon", "csp_report"}
+# offer_public, offer_public_pdf: the offer link sent to a customer by SMS opens without a login;
+# its signed, expiring token is the key (outreach/services/offer.py), and it names no one.
+PUBLIC = {
+    "login",
+    "logout",
+    "admin:login",
+    "admin:logout",
+    "api:auth-token",
+    "favicon",
+    "csp_report",
+    "offer_public",
+    "offer_public_pdf",
+}
 SAMPLE_BY_CONVERTER = {
     "int": "1",
     "str": "x1",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.utils.html import format_html
 
+from insurehub.page_sections import PageSections
 from quotes import policy_page
 
 from .policy_samples import issued_policy
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def sections(monkeypatch):
-    registered: dict = {}
+    registered: PageSections = PageSections("policy")
     monkeypatch.setattr(policy_page, "_SECTIONS", registered)
     return registered
 
