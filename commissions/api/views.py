@@ -37,7 +37,7 @@ from commissions.services import (
 )
 from insurehub import api_input
 from insurehub.api.filters import query_filters
-from insurehub.api.ids import pk_or_404
+from insurehub.api.ids import pk_filter, pk_or_404
 from insurehub.api.pagination import PAGE_PARAMETERS, paginated, paginated_response
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
 from integrations.models import PRODUCT_CHOICES
@@ -258,7 +258,7 @@ class SubAgencySharesApi(APIView):
     """GET lists the agency's sub-agency shares (history included); POST enters a new one."""
 
     class FilterSerializer(serializers.Serializer):
-        sub_agency = serializers.IntegerField(required=False, help_text="A sub-agency's id.")
+        sub_agency = pk_filter(required=False, help_text="A sub-agency's id.")
 
         class Meta:
             ref_name = "SubAgencyShareFilter"
@@ -395,7 +395,7 @@ class ProductionReportApi(APIView):
         date_to = serializers.DateField(required=False, help_text="Last issue day, included.")
         insurer = serializers.CharField(required=False, max_length=32, help_text="An insurer's code.")
         product = serializers.ChoiceField(choices=PRODUCT_CHOICES, required=False)
-        agent = serializers.IntegerField(required=False, help_text="The seller's user id (`Policy.sold_by`).")
+        agent = pk_filter(required=False, help_text="The seller's user id (`Policy.sold_by`).")
         sub_agency = serializers.CharField(
             required=False, max_length=16, help_text="A sub-agency's id, or `acente` for the agency's own sales."
         )

@@ -6,10 +6,15 @@ from __future__ import annotations
 import re
 import uuid
 
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers
 
 _MAX_PK = 2**63 - 1
 _PK_RE = re.compile(r"[0-9]{1,19}")
+
+
+def pk_filter(**kwargs) -> serializers.IntegerField:
+    """A filter by a row's id: a number no database id can be is a field error, not an overflow."""
+    return serializers.IntegerField(min_value=1, max_value=_MAX_PK, **kwargs)
 
 
 def pk_or_404(value: str) -> int:
