@@ -698,8 +698,14 @@ def customer_quote_web(w: World, viewer: str, owner: str) -> None:
     assert [item["id"] for item in client.post("/musteriler/sec/", {"q": "müşteri"}).json()["results"]] == [
         own.customer.pk
     ]
+    # For the viewer's own identity number, so the only thing wrong is the customer typed.
     response = client.post(
-        "/teklif/yeni/trafik/", {**samples.TRAFIK, "customer_query": other.customer.name.split()[-1]}
+        "/teklif/yeni/trafik/",
+        {
+            **samples.TRAFIK,
+            "owner_id": own.customer.identity_no,
+            "customer_query": other.customer.name,
+        },
     )
     assert response.status_code == 200 and list(response.context["form"].errors) == ["customer"]
     # The customer page's "teklif al" link (?musteri=) preselects nothing for another agency's customer.
