@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from agencies.scope import may_act_on
 from customers import selectors as customer_selectors
 from customers.models import Customer
 from insurehub.desk_errors import desk_errors
@@ -38,9 +39,10 @@ from quotes.services.comparison import comparison_build
 HISTORY_LIMIT = 50
 
 
-def _own_agency(request: HttpRequest, agency_id: int) -> bool:
-    profile = getattr(request.user, "agent_profile", None)
-    return profile is not None and profile.agency_id == agency_id
+def _may_act_on(request: HttpRequest, record: Customer | QuoteRequest) -> bool:
+    """Writing (consent, sending) is the record's own scope's: its agency, and its sub-agency's
+    users if it is credited to one (`agencies.scope`); head office reads only."""
+    return may_act_on(request.user, agency_id=record.agency_id, sub_agency_id=record.sub_agency_id)
 
 
 def customer_outreach_section(request: HttpRequest, customer: Customer) -> str:
@@ -51,7 +53,7 @@ def customer_outreach_section(request: HttpRequest, customer: Customer) -> str:
         "history": selectors.consent_history(customer=customer)[:HISTORY_LIMIT],
         "sent": selectors.customer_messages(customer=customer)[:HISTORY_LIMIT],
         "form": ConsentForm(),
-        "may_write": _own_agency(request, customer.agency_id),
+        "may_write": _may_act_on(request, customer),
     }
     return render_to_string("outreach/_customer_outreach.html", context, request=request)
 
@@ -64,7 +66,7 @@ def quote_request_offer_section(request: HttpRequest, quote_request: QuoteReques
         "customer": customer,
         "states": selectors.consent_states(customer=customer) if customer else [],
         "sent": selectors.quote_request_messages(quote_request=quote_request)[:HISTORY_LIMIT],
-        "may_send": customer is not None and _own_agency(request, quote_request.agency_id),
+        "may_send": customer is not None and _may_act_on(request, quote_request),
     }
     return render_to_string("outreach/_quote_request_offer.html", context, request=request)
 
@@ -115,7 +117,7 @@ def consent_record(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @desk_errors
 def offer_send_view(request: AuthenticatedHttpRequest, public_id: UUID) -> HttpResponse:
     quote_request = quote_selectors.quote_request_get(user=request.user, public_id=public_id)
-    if not _own_agency(request, quote_request.agency_id):
+    if not _may_act_on(request, quote_request):
         raise Http404("Teklif talebi bulunamadı.")  # read across agencies, never sent for one
     form = OfferSendForm(request.POST)
     back = reverse("quote_request_detail", args=[quote_request.public_id]) + "#musteriye-gonder"
