@@ -83,10 +83,21 @@ def test_sub_agency_user_issues_for_their_customer_and_sees_nothing_else(page, s
     page.locator("table tbody tr").get_by_role("link", name="Aç").click()
     expect(page.get_by_role("heading", name=CUSTOMER_NAME)).to_be_visible()
     page.get_by_role("link", name="Trafik teklifi al").click()
-    expect(page.get_by_label("Müşteri")).to_have_value(str(customer.pk))
-    offered = page.locator("#id_customer option").all_inner_texts()
-    assert any(CUSTOMER_NAME in text for text in offered)
-    assert not [text for text in offered if "Moda" in text or "Merkez" in text], offered
+    expect(page.locator("#id_customer")).to_have_value(str(customer.pk))
+    box = page.get_by_label("Müşteri", exact=True)
+    # The search box offers the sub-agency's customers only, however the others are named.
+    # (Both are the head office's and the other sub-agency's "… Müşterisi": the box answers that
+    # nothing matches, where another scope's customers would be listed.)
+    for term in ("Müşteri", "Moda", "Merkez"):
+        box.fill("")  # the status empties, so each term's answer is its own
+        expect(page.locator("#customer-pick-status")).to_have_text("")
+        box.fill(term)
+        expect(page.locator("#customer-pick-status")).to_have_text("Eşleşen müşteri yok.")
+        expect(page.locator("#customer-matches [role=option]")).to_have_count(0)
+    box.fill(CUSTOMER_NAME.split()[0])
+    expect(page.locator("#customer-matches [role=option]").first).to_contain_text(CUSTOMER_NAME)
+    page.locator("#customer-matches [role=option]").first.click()
+    expect(page.locator("#id_customer")).to_have_value(str(customer.pk))
     page.get_by_label("Plaka").fill("34 ABC 123")
     page.get_by_label("Ruhsat seri no").fill("AB123456")
     page.get_by_label("Kullanım tarzı").select_option(label="Hususi")
