@@ -31,6 +31,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from documents.services import document_request
+from insurehub import change_feed
 from insurehub.errors import Conflict, Invalid
 from integrations.answers import results
 from integrations.answers.taxonomy import ErrorKind, InsurerError
@@ -54,6 +55,7 @@ from integrations.work.services import (
 )
 from notifications.services import notify_issuance_outcome
 from quotes import selectors
+from quotes.live import ISSUANCE_TOPIC
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services.policies import policy_period_store
 from quotes.services.quote_requests import agency_of
@@ -237,6 +239,8 @@ def issuance_process(issuance_id: int) -> str:
             return Issuance.objects.get(pk=issuance_id).state
         issuance.refresh_from_db()
         state = work_try(ISSUANCE_WORK, issuance, insurer_code=account.insurer.code, policy=policy)
+        # The agent's status page (its stream) hears of the try's end as soon as it is stored.
+        change_feed.publish(ISSUANCE_TOPIC, issuance_id)
         if state in NOTIFIED_STATES:
             _notify_outcome(issuance_id)
         if state != WorkState.PENDING or stopping.is_set():
@@ -305,6 +309,7 @@ def _issuance_call(issuance: Issuance, permit: str) -> Outcome:
         # Written before anything leaves: if this worker dies mid-call, the next try looks first,
         # and knows how long ago the insurer may have started on it, by the database's clock.
         Issuance.objects.filter(pk=issuance.pk).update(maybe_sent=True, last_sent_at=Now())
+        change_feed.publish(ISSUANCE_TOPIC, issuance.pk)
 
     def replace_refused_reference() -> str:
         # The insurer refused the old reference for sure and holds nothing under it: the next
