@@ -124,7 +124,7 @@ def _send(chosen: str, message: str) -> None:
     _count("published")
 
 
-_publisher: tuple[int, Any] | None = None
+_publisher: tuple[tuple[int, str], Any] | None = None
 _publisher_lock = threading.Lock()
 
 
@@ -133,12 +133,13 @@ def _redis_publisher() -> Any:
     global _publisher
     import redis
 
+    where = (os.getpid(), settings.REDIS_URL)
     with _publisher_lock:
-        if _publisher is None or _publisher[0] != os.getpid():
+        if _publisher is None or _publisher[0] != where:
             client = redis.Redis.from_url(
                 settings.REDIS_URL, socket_connect_timeout=PUBLISH_TIMEOUT, socket_timeout=PUBLISH_TIMEOUT
             )
-            _publisher = (os.getpid(), client)
+            _publisher = (where, client)
         return _publisher[1]
 
 
@@ -210,21 +211,23 @@ class Listener:
                 while not self._by_message:
                     self._lock.wait()
             chosen = mode()
+            if chosen not in MODES:  # no server (switched off meanwhile): the watcher alone serves
+                time.sleep(LISTEN_TIMEOUT)
+                continue
             try:
                 if chosen == "redis":
                     self._serve_redis()
-                elif chosen == "postgres":
+                else:
                     self._serve_postgres()
-                else:  # no server (a test switched it off): the watcher alone serves the readers
-                    time.sleep(LISTEN_TIMEOUT)
             except Exception:
                 logger.warning("change feed: the %s listener lost its connection; retrying", chosen, exc_info=True)
                 _count("listener_failures")
+                self.connected.clear()
+                # Whatever was sent while not subscribed is re-checked by every reader.
+                self.wake_all()
                 time.sleep(RECONNECT_SECONDS)
             finally:
                 self.connected.clear()
-            # Whatever was sent while not subscribed is re-checked by every reader.
-            self.wake_all()
 
     def _subscribed(self) -> None:
         self.connected.set()
