@@ -4,19 +4,36 @@ The desk's results table used to poll every second, so an answer reached the scr
 second after it was stored. Now the page holds an `EventSource` on the request's stream and the
 server sends the re-rendered table the moment a row changes.
 
-How a process learns of a change, whatever the database: **one watcher thread per process**
-asks, every `WATCH_INTERVAL` seconds and only while some stream is open, for the rows of every
-request a stream of this process is watching — one indexed query (`request_id IN (...)`) for
-all the agents served here, not one per agent — and folds each request's rows into a short
-version (`results_version`: ids, states and tries). A stream whose version moved is woken (an
-`Event` per stream). The fan-out code is not touched: the database is the message bus, so it
-works on the embedded default (SQLite, several processes) as on PostgreSQL; a Redis pub/sub
-would save the query but adds a second path to keep right, and the query is cheap.
+How a process learns of a change depends on what is installed (`insurehub.change_feed`):
 
-A stream (`results_events`):
+- **Pushed, where a server exists** (Redis with `REDIS_URL`, else PostgreSQL): the writer calls
+  `change_feed.publish(topic, key)` (`quotes.services.quote_requests.rows_changed` for a request's
+  rows; the issuance and document services after a try), sent once its transaction commits. One
+  listener thread per process holds the subscription and pokes the streams watching that key
+  (`Subscription.poke`): the stream renders at once, reading the committed rows itself.
+- **Looked for, on the embedded SQLite**: **one watcher thread per process** asks, every
+  `WATCH_INTERVAL` seconds and only while some stream is open, for the rows of every key a stream
+  of this process is watching — one indexed query per topic (`request_id IN (...)`) for all the
+  agents served here, not one per agent — and folds each key's rows into a short version
+  (`results_version`: ids, states and tries). A stream whose version moved is woken (an `Event`
+  per stream). The database is the message bus, so this works across processes with no server.
+
+With push on, the watcher still looks, every `SAFETY_INTERVAL` (1 s): the guard against a lost
+message (a publish that failed — it never fails the write, it is logged and counted — or one
+sent while the listener was reconnecting; after a reconnect the listener pokes every stream
+once). The trade-off: a lost message costs up to a second, never an answer; the price is one
+batched query per process per second while streams are open, instead of forty.
+
+Topics: `results` (a quote request's insurer rows, key: the request), `issuance` (key: the
+issuance; its status page, `templates/quotes/_issuance_status.html`), and `document` (key: the
+document record; registered by `documents.apps`, the policy page's document state). Each has
+its versions function in `TOPICS`; `status_events` serves any of them, `results_events` the
+results.
+
+A stream (`status_events`, `results_events`):
 - is checked like the fragment it replaces (login, the agency-scoped selector: another agency's
-  request is a 404 before the first byte);
-- sends the whole results fragment (a few rows: cheaper than a second round trip to fetch it),
+  request, issuance or policy is a 404 before the first byte);
+- sends the whole fragment (a few rows: cheaper than a second round trip to fetch it),
   with the version as the event id; the page's own version travels as `?v=` and, after a
   reconnect, as `Last-Event-ID`, so a stream sends at once only what the page has not seen and a
   reconnect never misses an answer;
@@ -26,13 +43,16 @@ A stream (`results_events`):
   and the login and agency are checked again), so a held thread is bounded;
 - never holds a database connection while it waits: the connection is closed after each
   render (Django opens the next one lazily). The watcher keeps one connection while streams
-  are open (a look every 25 ms; reopening it each time would cost more than the query, and an
-  autocommit read holds no snapshot between looks) and closes it as soon as none is.
+  are open at its 25 ms pace (reopening it each time would cost more than the query, and an
+  autocommit read holds no snapshot between looks), closes it between its one-second safety
+  looks, and closes it as soon as no stream is open. The PostgreSQL listener holds one
+  connection of its own (not the pool's) while any stream listens.
 
 A held stream ties one server thread: gunicorn's gthread workers need threads for the agents
 watching at once (scripts/serve.sh), runserver and the test server start a thread per request.
 The page keeps the one-second htmx poll as its fallback: it polls whenever the stream is not
-open (no `EventSource`, the endpoint unreachable or refusing, a reconnect in progress).
+open (no `EventSource`, the endpoint unreachable or refusing, a reconnect in progress); the
+issuance and document fragments do the same (static/insurehub/live-status.js).
 
 So one agent cannot hold every thread (issue 21: forty tabs, or a script opening streams), open
 streams are capped per user (`QUOTE_LIVE_STREAMS_PER_USER`) and per session
