@@ -20,11 +20,13 @@ when a message for that topic and key arrives; one listener thread per process h
 subscription and fans each message out to this process's readers.
 
 Publishing never fails the write: a Redis that does not answer, a NOTIFY that errors, is logged
-and counted (`stats()`), and the write stands. A message can be lost (the publish failed, the
-listener was reconnecting): the readers keep a slow safety re-check (quotes/live.py's watcher, at
-`QUOTE_LIVE_SAFETY_INTERVAL` with push on), so a lost message delays an answer by about a second,
-never loses it; and after the listener (re)connects it wakes every reader once, for whatever it
-may have missed meanwhile.
+and counted (`stats()`), and the write stands; for a second after a failure the process does not
+try again (a Redis that hangs would cost every stored answer its timeout).
+
+A message can be lost (the publish failed, the listener was reconnecting): the readers keep a
+slow safety re-check (quotes/live.py's watcher, at `QUOTE_LIVE_SAFETY_INTERVAL` with push on),
+so a lost message delays an answer by about a second, never loses it; and after the listener
+(re)connects it wakes every reader once, for whatever it may have missed meanwhile.
 """
 
 from __future__ import annotations
@@ -108,7 +110,17 @@ def publish(topic: str, key: int | str) -> None:
         _count("publish_failures")
 
 
+# After a failed publish, the next ones are skipped (and counted) this long: a Redis that hangs
+# must not cost every stored answer its timeout; the readers' safety re-check covers the gap.
+PUBLISH_BACKOFF_SECONDS = 1.0
+_publish_down_until = 0.0
+
+
 def _send(chosen: str, message: str) -> None:
+    global _publish_down_until
+    if time.monotonic() < _publish_down_until:
+        _count("publish_failures")
+        return
     try:
         if chosen == "redis":
             _redis_publisher().publish(CHANNEL, message)
@@ -120,6 +132,7 @@ def _send(chosen: str, message: str) -> None:
             "change feed: publishing %s failed; the readers' safety re-check will find it", message, exc_info=True
         )
         _count("publish_failures")
+        _publish_down_until = time.monotonic() + PUBLISH_BACKOFF_SECONDS
         return
     _count("published")
 

@@ -20,6 +20,12 @@ from tests.quotes.test_views_live import events, store_quote
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def publish_not_paused(monkeypatch):
+    """Each test starts with no pause left by an earlier test's failed publish."""
+    monkeypatch.setattr(change_feed, "_publish_down_until", 0.0)
+
+
 @pytest.fixture
 def trafik_request(agents, monkeypatch) -> QuoteRequest:
     return quote_request_being_asked(agents["ACENTE1"], monkeypatch)
@@ -134,3 +140,26 @@ def test_a_rolled_back_change_announces_nothing(settings, trafik_request):
     after = change_feed.stats()
     assert after["publish_failures"] == before["publish_failures"]
     assert after["published"] == before["published"]
+
+
+def test_after_a_failed_publish_the_next_ones_skip_the_server_for_a_second(settings, monkeypatch):
+    """A Redis that hangs must not cost every stored answer its timeout: one try, then a pause."""
+    settings.CHANGE_FEED = "redis"
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    monkeypatch.setattr(change_feed, "_publish_down_until", 0.0)
+    tries = []
+    real = change_feed._redis_publisher
+
+    def counted():
+        tries.append(1)
+        return real()
+
+    monkeypatch.setattr(change_feed, "_redis_publisher", counted)
+    before = change_feed.stats()["publish_failures"]
+    for key in range(3):
+        change_feed.publish(live.RESULTS_TOPIC, key)  # outside a transaction: sent at once
+    assert len(tries) == 1
+    assert change_feed.stats()["publish_failures"] == before + 3
+    monkeypatch.setattr(change_feed, "_publish_down_until", 0.0)  # the pause is over
+    change_feed.publish(live.RESULTS_TOPIC, 9)
+    assert len(tries) == 2
