@@ -10,12 +10,14 @@ import time
 
 import pytest
 from django.db import transaction
+from django.urls import reverse
 
 from insurehub import change_feed
 from quotes import live
 from quotes.models import QuoteRequest
+from quotes.services.quote_requests import rows_changed
 from tests.quotes.request_samples import quote_request_being_asked
-from tests.quotes.test_views_live import events, store_quote
+from tests.quotes.test_views_live import chunk_text, events, store_quote
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -163,3 +165,35 @@ def test_after_a_failed_publish_the_next_ones_skip_the_server_for_a_second(setti
     monkeypatch.setattr(change_feed, "_publish_down_until", 0.0)  # the pause is over
     change_feed.publish(live.RESULTS_TOPIC, 9)
     assert len(tries) == 2
+
+
+def test_with_the_feed_down_the_safety_look_still_brings_the_answer(settings, monkeypatch, desk, trafik_request):
+    """Redis gone: the publish fails (the write stands), the listener cannot subscribe, and the
+    stream gets the answer from the watcher's one-second safety look all the same."""
+    settings.CHANGE_FEED = "redis"
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    monkeypatch.setattr(change_feed, "listener", change_feed.Listener())
+    monkeypatch.setattr(change_feed, "RECONNECT_SECONDS", 0.2)
+    failures = change_feed.stats()["publish_failures"]
+    version = live.results_versions([trafik_request.pk])[trafik_request.pk]
+    url = reverse("quote_request_stream", args=[trafik_request.public_id])
+    response = desk.get(f"{url}?v={version}")
+    body = iter(response.streaming_content)
+    assert chunk_text(next(body)).startswith("retry:")
+
+    def answered() -> None:
+        time.sleep(0.3)
+        with transaction.atomic():
+            store_quote(trafik_request, "anka")
+            rows_changed(trafik_request.pk)
+
+    threading.Thread(target=answered, daemon=True).start()
+    started = time.monotonic()
+    chunk = chunk_text(next(body))
+    while chunk.startswith(":"):
+        chunk = chunk_text(next(body))
+    [event] = events([chunk])
+    assert event["event"] == "results" and 'data-insurer="anka" data-state="SUCCEEDED"' in event["data"]
+    assert time.monotonic() - started < live.SAFETY_INTERVAL + 2.5
+    assert change_feed.stats()["publish_failures"] > failures
+    response.close()
