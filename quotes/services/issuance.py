@@ -309,7 +309,6 @@ def _issuance_call(issuance: Issuance, permit: str) -> Outcome:
         # Written before anything leaves: if this worker dies mid-call, the next try looks first,
         # and knows how long ago the insurer may have started on it, by the database's clock.
         Issuance.objects.filter(pk=issuance.pk).update(maybe_sent=True, last_sent_at=Now())
-        change_feed.publish(ISSUANCE_TOPIC, issuance.pk)
 
     def replace_refused_reference() -> str:
         # The insurer refused the old reference for sure and holds nothing under it: the next

@@ -236,14 +236,14 @@ def attempt_reference(request_id: int) -> str:
     return f"Q-{request_id}"
 
 
-def _claim(insurer_quote_id: int, *, max_attempts: int) -> bool:
+def _claim(insurer_quote_id: int, *, request_id: int, max_attempts: int) -> bool:
     """QUEUED -> RUNNING for exactly one caller, even if the dispatch ran twice; one write, since
     it sits between the agent's ask and the insurer call."""
     claimed = InsurerQuote.objects.filter(id=insurer_quote_id, state=InsurerQuote.State.QUEUED).update(
         state=InsurerQuote.State.RUNNING, attempt=1, max_attempts=max_attempts, started_at=timezone.now()
     )
     if claimed:
-        rows_changed(InsurerQuote.objects.values_list("request_id", flat=True).get(id=insurer_quote_id))
+        rows_changed(request_id)
     return bool(claimed)
 
 
@@ -252,7 +252,7 @@ def insurer_quote_fetch(insurer_quote_id: int) -> None:
     row = InsurerQuote.objects.select_related("request", "account__insurer").get(id=insurer_quote_id)
     operations = operations_for(row.request.product)
     first_cap = policy_for(row.account.insurer.code, operations[0].value).max_attempts
-    if not _claim(row.id, max_attempts=first_cap):
+    if not _claim(row.id, request_id=row.request_id, max_attempts=first_cap):
         return
     _ask(row)
 
