@@ -21,6 +21,7 @@ from django.utils.http import urlencode
 from django_htmx.http import HttpResponseClientRedirect
 
 from insurehub.cache_slots import SlotsUnavailable
+from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.masking import mask_identity
 from integrations.work.item import WorkState
 from quotes import live
@@ -49,7 +50,7 @@ def fragment_login_required(view: Callable[..., HttpResponseBase]) -> Callable[.
     return wrapper
 
 
-def live_stream_response(request: HttpRequest, events: Iterator[str]) -> HttpResponseBase:
+def live_stream_response(request: AuthenticatedHttpRequest, events: Iterator[str]) -> HttpResponseBase:
     """A live stream's response (quotes/live.py), under the open-stream caps every stream shares.
 
     Past the caps (per session, per user) a 429, and a 503 when the cache that counts them is
