@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from functools import partial
 
 from django.conf import settings
@@ -30,6 +31,7 @@ from django.utils.text import get_valid_filename
 
 from agencies.scope import scoped
 from documents.models import PolicyDocument
+from insurehub import change_feed
 from insurehub.errors import Conflict
 from integrations.answers.results import Document
 from integrations.answers.taxonomy import ErrorKind, InsurerError
@@ -49,6 +51,7 @@ from integrations.work.services import (
     work_try,
 )
 from notifications.services import notify_document_ready
+from quotes.live import version_of
 from quotes.models import Policy
 from quotes.services.quote_requests import agency_of
 
@@ -143,6 +146,7 @@ def document_refetch(*, user: User, policy_id: int) -> PolicyDocument:
         payload=_payload(policy),
     )
     if moved:
+        change_feed.publish(DOCUMENT_TOPIC, document.pk)
         _enqueue(document.pk)
         logger.info("policy document %s: re-fetch asked by %s", document.pk, user.pk)
     document.refresh_from_db()
@@ -174,6 +178,19 @@ def _send_task(document_id: int) -> None:
 # --- one try -----------------------------------------------------------------------------------
 
 
+# The change feed's topic for a document record (key: its pk); `documents.apps` registers its versions.
+DOCUMENT_TOPIC = "document"
+DOCUMENT_VERSION_FIELDS = ("state", "file", "error_message")
+
+
+def document_versions(document_ids: Iterable[int]) -> dict[int, str]:
+    """A short name for what the document status fragment shows of each record, in one query."""
+    ids = list(document_ids)
+    rows = PolicyDocument.objects.filter(pk__in=ids).values_list("pk", *DOCUMENT_VERSION_FIELDS)
+    found = {pk: version_of(fields) for pk, *fields in rows}
+    return {pk: found.get(pk, "") for pk in ids}
+
+
 def document_process(document_id: int) -> str:
     """One try for one record: claim it, ask the insurer once, store the PDF; returns the state.
 
@@ -186,7 +203,10 @@ def document_process(document_id: int) -> str:
     if not work_claim(PolicyDocument, document_id, lease_seconds=_lease_seconds(policy)):
         return _state_of(document_id)
     document.refresh_from_db()
-    return work_try(DOCUMENT_WORK, document, insurer_code=insurer_code, policy=policy)
+    state = work_try(DOCUMENT_WORK, document, insurer_code=insurer_code, policy=policy)
+    # The policy page's document status (its stream) hears of it as soon as it is stored.
+    change_feed.publish(DOCUMENT_TOPIC, document_id)
+    return state
 
 
 def _lease_seconds(policy: RetryPolicy) -> float:

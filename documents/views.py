@@ -12,17 +12,21 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from documents import selectors
 from documents.models import PolicyDocument
-from documents.services import OPEN_STATES, PDF_CONTENT_TYPE, document_refetch
+from documents.services import DOCUMENT_TOPIC, OPEN_STATES, PDF_CONTENT_TYPE, document_refetch, document_versions
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
+from quotes import live
 from quotes.models import Policy
-from quotes.views.common import fragment_login_required
+from quotes.views.common import fragment_login_required, live_stream_response
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +41,8 @@ def document_status_context(request: AuthenticatedHttpRequest, policy: Policy, *
         "has_file": document is not None and bool(document.file),
         "may_refetch": selectors.may_refetch(user=request.user, policy=policy),
         "refusal": refusal,
+        # The page's version travels to its stream (quotes/live.py), which sends only what it lacks.
+        "status_version": document_versions([document.pk])[document.pk] if document is not None else "",
         # Where a re-fetch without htmx returns: the page the fragment is on, not the fragment's URL.
         "back_url": (request.htmx.current_url_abs_path if getattr(request, "htmx", False) else None)
         or request.get_full_path(),
@@ -75,6 +81,33 @@ def policy_document_status(request: AuthenticatedHttpRequest, pk: int) -> HttpRe
     """The document state alone, polled while the PDF is being fetched."""
     policy = selectors.policy_for_document(user=request.user, policy_id=pk)
     return render(request, "documents/_document_status.html", document_status_context(request, policy))
+
+
+@fragment_login_required
+@require_GET
+@desk_errors
+def policy_document_stream(request: AuthenticatedHttpRequest, pk: int) -> HttpResponseBase:
+    """The document state pushed as server-sent events while the PDF is fetched (quotes/live.py).
+
+    Checked before the first byte like the fragment (another agency's policy is a 404), under
+    the same open-stream caps as the results' stream; a policy with no document record has
+    nothing to follow (404: the page's poll, if any, carries on)."""
+    policy = selectors.policy_for_document(user=request.user, policy_id=pk)
+    document = selectors.document_of(policy)
+    if document is None:
+        raise Http404("Poliçe belgesi bulunamadı.")
+    back_url = reverse("policy_detail", args=[policy.pk])
+
+    def rendered(seen_at: float | None) -> live.Rendered:
+        context = document_status_context(request, policy)
+        # A re-fetch without htmx returns to the policy page, not to this stream's address.
+        context["back_url"] = back_url
+        html = render_to_string("documents/_document_status.html", context, request=request)
+        return live.Rendered(html=html, version=context["status_version"], all_final=not context["in_progress"])
+
+    seen = request.headers.get("Last-Event-ID") or request.GET.get("v", "")
+    events = live.status_events(topic=DOCUMENT_TOPIC, key=document.pk, render=rendered, seen_version=seen[:32])
+    return live_stream_response(request, events)
 
 
 @fragment_login_required

@@ -18,6 +18,7 @@ urlpatterns = [
     path("teklifler/<int:pk>/policelestir/", issuance.issuance_confirm, name="issuance_confirm"),
     path("policelestirme/<int:pk>/", issuance.issuance_detail, name="issuance_detail"),
     path("policelestirme/<int:pk>/durum/", issuance.issuance_status, name="issuance_status"),
+    path("policelestirme/<int:pk>/akis/", issuance.issuance_stream, name="issuance_stream"),
     path("policeler/", policies.policy_list, name="policy_list"),
     path("policeler/ara/", policies.policy_search, name="policy_search"),
     path("policeler/disari-aktar/", policies.policy_export, name="policy_export"),

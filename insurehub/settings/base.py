@@ -393,6 +393,11 @@ CACHES = caches_from_env(os.environ)
 QUOTE_LIVE_STREAMS_PER_USER = env_int("QUOTE_LIVE_STREAMS_PER_USER", 6)
 QUOTE_LIVE_STREAMS_PER_SESSION = env_int("QUOTE_LIVE_STREAMS_PER_SESSION", 3)
 
+# How a change reaches the live streams of every web process (insurehub/change_feed.py): "auto"
+# pushes through Redis when REDIS_URL is set, else through PostgreSQL's LISTEN/NOTIFY, else (the
+# embedded SQLite) each process's watcher looks every 25 ms; "redis", "postgres" or "off" force it.
+CHANGE_FEED = os.environ.get("CHANGE_FEED", "auto")
+
 # --- Background work (django-q2) ------------------------------------------------------
 # django-q2 re-delivers a task that outlives `retry` seconds and by default retries forever.
 # Insurer retries belong to the integration layer (tenacity + durable records), never to the

@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from agencies.scope import scoped
 from documents.services import document_request
+from insurehub import change_feed
 from insurehub.errors import Conflict, Invalid
 from integrations.answers import results
 from integrations.answers.taxonomy import ErrorKind, InsurerError
@@ -55,6 +56,7 @@ from integrations.work.services import (
 )
 from notifications.services import notify_issuance_outcome
 from quotes import selectors
+from quotes.live import ISSUANCE_TOPIC
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services.policies import policy_period_store
 from quotes.services.quote_requests import agency_of
@@ -241,6 +243,8 @@ def issuance_process(issuance_id: int) -> str:
             return Issuance.objects.get(pk=issuance_id).state
         issuance.refresh_from_db()
         state = work_try(ISSUANCE_WORK, issuance, insurer_code=account.insurer.code, policy=policy)
+        # The agent's status page (its stream) hears of the try's end as soon as it is stored.
+        change_feed.publish(ISSUANCE_TOPIC, issuance_id)
         if state in NOTIFIED_STATES:
             _notify_outcome(issuance_id)
         if state != WorkState.PENDING or stopping.is_set():

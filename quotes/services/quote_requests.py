@@ -15,6 +15,7 @@ from agencies.models import Agency
 from agencies.scope import may_act_on, sub_agency_of
 from customers.models import Customer
 from customers.services import customer_identity_conflict
+from insurehub import change_feed
 from insurehub.errors import Invalid, NoActiveAgency
 from integrations.answers.results import Address, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, plain_message
@@ -26,6 +27,7 @@ from integrations.models import InsurerAccount
 from integrations.operations import QUOTE_OPERATION, Operation, Product
 from integrations.retry_policies import policy_for
 from integrations.work.services import broker_queue_is_empty
+from quotes.live import RESULTS_TOPIC
 from quotes.models import InsurerQuote, QuoteRequest
 from quotes.validation import validate_fields
 from vehicles.selectors import vehicle_code_errors
@@ -236,6 +238,7 @@ def quote_request_dispatch(request_id: int) -> int:
             ).values_list("id", flat=True)
         )
         rows = [row for row in rows if row.id in ours]
+    rows_changed(request_id)
     for row in rows:
         row.state, row.attempt, row.started_at = InsurerQuote.State.RUNNING, 1, now
         fanout.submit(_fetch_claimed, row)
@@ -248,14 +251,15 @@ def attempt_reference(request_id: int) -> str:
     return f"Q-{request_id}"
 
 
-def _claim(insurer_quote_id: int, *, max_attempts: int) -> bool:
+def _claim(insurer_quote_id: int, *, request_id: int, max_attempts: int) -> bool:
     """QUEUED -> RUNNING for exactly one caller, even if the dispatch ran twice; one write, since
     it sits between the agent's ask and the insurer call."""
-    return bool(
-        InsurerQuote.objects.filter(id=insurer_quote_id, state=InsurerQuote.State.QUEUED).update(
-            state=InsurerQuote.State.RUNNING, attempt=1, max_attempts=max_attempts, started_at=timezone.now()
-        )
+    claimed = InsurerQuote.objects.filter(id=insurer_quote_id, state=InsurerQuote.State.QUEUED).update(
+        state=InsurerQuote.State.RUNNING, attempt=1, max_attempts=max_attempts, started_at=timezone.now()
     )
+    if claimed:
+        rows_changed(request_id)
+    return bool(claimed)
 
 
 def insurer_quote_fetch(insurer_quote_id: int) -> None:
@@ -263,7 +267,7 @@ def insurer_quote_fetch(insurer_quote_id: int) -> None:
     row = InsurerQuote.objects.select_related("request", "account__insurer").get(id=insurer_quote_id)
     operations = operations_for(row.request.product)
     first_cap = policy_for(row.account.insurer.code, operations[0].value).max_attempts
-    if not _claim(row.id, max_attempts=first_cap):
+    if not _claim(row.id, request_id=row.request_id, max_attempts=first_cap):
         return
     _ask(row)
 
@@ -313,11 +317,13 @@ def _ask(row: InsurerQuote) -> None:
                 with transaction.atomic():
                     recorder.write()
                     InsurerQuote.objects.filter(id=row.id).update(attempt=1, max_attempts=max_attempts)
+                    rows_changed(row.request_id)
 
             def on_retry(attempt_no: int, error: InsurerError, wait: float, *, _max: int = max_attempts) -> None:
                 InsurerQuote.objects.filter(
                     id=row.id, state__in=[InsurerQuote.State.RUNNING, InsurerQuote.State.RETRYING]
                 ).update(state=InsurerQuote.State.RETRYING, attempt=attempt_no, max_attempts=max(_max, attempt_no))
+                rows_changed(row.request_id)
 
             outcome = insurer_operation_run(
                 endpoint=endpoint,
@@ -360,6 +366,8 @@ def _store_outcome(
     failed_at: Operation | None = None,
 ) -> None:
     now = timezone.now()
+    # The answer reaches the agent's open stream the moment its transaction commits.
+    rows_changed(row.request_id)
     live = InsurerQuote.objects.filter(id=row.id).exclude(state__in=InsurerQuote.FINAL_STATES)
     if outcome.ok and outcome.result_as(Quote).currency != QUOTE_CURRENCY:
         # CONTRACTS.md: money is TRY. A premium in another currency would be compared, sorted and
@@ -424,7 +432,7 @@ def quote_request_close_overdue(*, request: QuoteRequest) -> int:
     """Past the request's deadline, unanswered insurers are closed as "Yanıt alınamadı"."""
     if timezone.now() < request.deadline_at:
         return 0
-    return (
+    closed = (
         InsurerQuote.objects.filter(request=request)
         .exclude(state__in=InsurerQuote.FINAL_STATES)
         .update(
@@ -435,3 +443,12 @@ def quote_request_close_overdue(*, request: QuoteRequest) -> int:
             finished_at=timezone.now(),
         )
     )
+    if closed:
+        rows_changed(request.pk)
+    return closed
+
+
+def rows_changed(request_id: int) -> None:
+    """A request's insurer rows moved: its open results streams wake once this commits
+    (`insurehub.change_feed`; on the embedded default the watcher finds it by itself)."""
+    change_feed.publish(RESULTS_TOPIC, request_id)

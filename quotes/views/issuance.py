@@ -6,18 +6,20 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods
 
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
-from quotes import selectors
+from quotes import live, selectors
 from quotes.forms import IssuanceConfirmForm
 from quotes.models import Issuance
 from quotes.services.issuance import issuance_start, request_held_message
-from quotes.views.common import ISSUANCE_FINAL_STATES, fragment_login_required
+from quotes.views.common import ISSUANCE_FINAL_STATES, fragment_login_required, live_stream_response
 
 # --- issuance ---------------------------------------------------------------------------------
 
@@ -69,7 +71,12 @@ def issuance_confirm(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse
 
 
 def _issuance_context(issuance: Issuance) -> dict[str, Any]:
-    return {"issuance": issuance, "is_final": issuance.state in ISSUANCE_FINAL_STATES}
+    return {
+        "issuance": issuance,
+        "is_final": issuance.state in ISSUANCE_FINAL_STATES,
+        # The page's version travels to its stream, which then sends only what the page lacks.
+        "status_version": live.issuance_version(issuance),
+    }
 
 
 @login_required
@@ -84,6 +91,28 @@ def issuance_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @desk_errors
 def issuance_status(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    """The issuance state alone, polled every second until the policy number (or a reason) is in."""
+    """The issuance state alone: the stream's fallback, polled every second while the stream is
+    not open, until the policy number (or a reason) is in."""
     issuance = selectors.issuance_get(user=request.user, pk=pk)
     return render(request, "quotes/_issuance_status.html", _issuance_context(issuance))
+
+
+@fragment_login_required
+@require_GET
+@desk_errors
+def issuance_stream(request: AuthenticatedHttpRequest, pk: int) -> HttpResponseBase:
+    """The issuance status pushed as server-sent events whenever it changes (quotes/live.py).
+
+    Checked before the first byte like the fragment (another agency's issuance is a 404) and
+    under the same open-stream caps as the results' stream."""
+    issuance = selectors.issuance_get(user=request.user, pk=pk)
+    user = request.user
+
+    def rendered(seen_at: float | None) -> live.Rendered:
+        context = _issuance_context(selectors.issuance_get(user=user, pk=issuance.pk))
+        html = render_to_string("quotes/_issuance_status.html", context)
+        return live.Rendered(html=html, version=context["status_version"], all_final=context["is_final"])
+
+    seen = request.headers.get("Last-Event-ID") or request.GET.get("v", "")
+    events = live.status_events(topic=live.ISSUANCE_TOPIC, key=issuance.pk, render=rendered, seen_version=seen[:32])
+    return live_stream_response(request, events)

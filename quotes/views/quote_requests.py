@@ -11,7 +11,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -22,7 +22,6 @@ from agencies.scope import may_act_on
 from customers.models import Customer
 from customers.selectors import customer_choices
 from customers.services import customer_create
-from insurehub.cache_slots import SlotsUnavailable
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.work.item import WorkState
@@ -32,7 +31,7 @@ from quotes.models import QuoteRequest
 from quotes.quote_request_page import quote_request_page_sections
 from quotes.services.dask_address import dask_address_check
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
-from quotes.views.common import fragment_login_required, page_of, search_recall, search_redirect
+from quotes.views.common import fragment_login_required, live_stream_response, page_of, search_recall, search_redirect
 from quotes.views.policies import list_query
 
 logger = logging.getLogger(__name__)
@@ -158,14 +157,6 @@ def quote_request_stream(request: AuthenticatedHttpRequest, public_id: UUID) -> 
     """
     quote_request = selectors.quote_request_get(user=request.user, public_id=public_id)
     user = request.user
-    try:
-        slots, full = live.stream_slots_take(user_id=user.pk, session_key=request.session.session_key or "")
-    except SlotsUnavailable:
-        logger.warning("live stream refused: the cache counting open streams did not answer")
-        return _stream_refused(live.STREAMS_UNAVAILABLE_MESSAGE, status=503)
-    if slots is None:
-        logger.info("live stream refused: %s has its open streams' cap", full.split(":")[1])
-        return _stream_refused(live.STREAMS_FULL_MESSAGE, status=429)
 
     def rendered(seen_at: float | None) -> live.Rendered:
         context = _results_context(quote_request, user)
@@ -183,19 +174,7 @@ def quote_request_stream(request: AuthenticatedHttpRequest, public_id: UUID) -> 
         render=rendered,
         seen_version=seen[:32],
     )
-    response = StreamingHttpResponse(live.StreamLease(events, slots), content_type="text/event-stream; charset=utf-8")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # a proxy in front must pass each event on at once
-    return response
-
-
-def _stream_refused(message: str, *, status: int) -> HttpResponse:
-    """A refused stream: a short plain answer (an `EventSource` shows nothing of it; a person
-    opening the URL reads the sentence), and when to try again: after the longest stream's life."""
-    response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-    response["Retry-After"] = str(int(live.STREAM_MAX_SECONDS))
-    response["Cache-Control"] = "no-store"
-    return response
+    return live_stream_response(request, events)
 
 
 @login_required
