@@ -68,16 +68,20 @@ def test_comparison_page_marks_the_cheapest_and_says_not_covered(agents, sandbox
 
 def test_every_comparison_cell_is_named_by_its_row_for_the_phone_cards(agents, sandbox):
     """On a phone each insurer is a card (desk.css) and a cell's data-label is all that names it:
-    every row but the issue buttons' labels each of its cells with its own heading."""
-    request = quoted_request(agents["ACENTE1"], "kasko", samples.KASKO)
+    every row but the issue buttons' labels each of its cells with its own heading, the kasko
+    options' rows too (asked with values every sandbox insurer sells, so each has a column)."""
+    options = {"deductible": 5000, "replacement_car_days": 7, "liability_limit": 1_000_000, "repair_shop": "contracted"}
+    request = quoted_request(agents["ACENTE1"], "kasko", {**samples.KASKO, **options})
     html = desk(agents["ACENTE1"]).get(reverse("comparison", args=[request.public_id])).content.decode()
     body = re.search(r"<tbody>(.*?)</tbody>", html, re.S).group(1)
     rows = re.findall(r"<tr([^>]*)>(.*?)</tr>", body, re.S)
     assert len(rows) > 6
+    assert sum('class="option"' in attributes for attributes, _ in rows) == len(options)
     for attributes, row in rows:
         if "issue-row" in attributes:
             continue
-        heading = re.search(r"<th>(.*?)</th>", row, re.S).group(1)
+        # An option's heading is its name, then what was asked under it ("İstenen: …").
+        heading = re.search(r"<th>(.*?)(?:<br>.*?)?</th>", row, re.S).group(1)
         labels = re.findall(r'<td[^>]*?data-label="([^"]*)"', row)
         assert labels == [heading] * len(registered_codes()), (heading, labels)
 
