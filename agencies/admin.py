@@ -1,3 +1,5 @@
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -54,8 +56,9 @@ class AgentProfileForm(forms.ModelForm):
         model = AgentProfile
         fields = ["user", "agency", "sub_agency", "is_agency_admin"]
 
-    def clean(self) -> dict:
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data  # what ModelForm.clean returns
         problems = agent_role_problems(
             agency=cleaned.get("agency"),
             sub_agency=cleaned.get("sub_agency"),

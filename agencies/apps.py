@@ -14,4 +14,6 @@ class AgenciesConfig(AppConfig):
         # answered with 429 and Retry-After like the others. Set before the URLconf reads `site.login`.
         admin.site.login_form = ThrottledAdminAuthenticationForm
         if not getattr(admin.site.login, "throttled", False):
-            admin.site.login = throttled_admin_login(admin.site.login)
+            # The site's own bound method, wrapped on this one instance on purpose (mypy refuses any
+            # assignment to a method).
+            admin.site.login = throttled_admin_login(admin.site.login)  # type: ignore[method-assign]

@@ -1,7 +1,23 @@
 """The agency manager's forms for a new agent and a new sub-agency: they only collect;
 `agencies.services` decides."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
 from django import forms
+
+from agencies.models import SubAgency
+
+
+def _sub_agency_choices(form: forms.Form, sub_agencies: Iterable[SubAgency]) -> None:
+    """The active sub-agencies offered in the form's `sub_agency_id`, after the agency's own staff."""
+    field = form.fields["sub_agency_id"]
+    assert isinstance(field, forms.TypedChoiceField)  # declared as one on the form
+    field.choices = [("", "Acentenin kendisi")] + [
+        (sub_agency.pk, sub_agency.name) for sub_agency in sub_agencies if sub_agency.is_active
+    ]
 
 
 class AgentCreateForm(forms.Form):
@@ -17,11 +33,9 @@ class AgentCreateForm(forms.Form):
         label="Tali acente", required=False, coerce=int, empty_value=None, choices=[("", "Acentenin kendisi")]
     )
 
-    def __init__(self, *args, sub_agencies=(), **kwargs) -> None:
+    def __init__(self, *args: Any, sub_agencies: Iterable[SubAgency] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["sub_agency_id"].choices = [("", "Acentenin kendisi")] + [
-            (sub_agency.pk, sub_agency.name) for sub_agency in sub_agencies if sub_agency.is_active
-        ]
+        _sub_agency_choices(self, sub_agencies)
 
 
 class AgentMoveForm(forms.Form):
@@ -29,11 +43,9 @@ class AgentMoveForm(forms.Form):
 
     sub_agency_id = forms.TypedChoiceField(label="Tali acente", required=False, coerce=int, empty_value=None)
 
-    def __init__(self, *args, sub_agencies=(), **kwargs) -> None:
+    def __init__(self, *args: Any, sub_agencies: Iterable[SubAgency] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["sub_agency_id"].choices = [("", "Acentenin kendisi")] + [
-            (sub_agency.pk, sub_agency.name) for sub_agency in sub_agencies if sub_agency.is_active
-        ]
+        _sub_agency_choices(self, sub_agencies)
 
 
 class SubAgencyCreateForm(forms.Form):

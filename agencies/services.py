@@ -20,6 +20,7 @@ from django.db.models import Count
 from agencies.models import Agency, AgentProfile, SubAgency
 from agencies.scope import is_agency_manager
 from insurehub.errors import Forbidden, Invalid
+from insurehub.model_fields import char_max_length
 from insurehub.person_names import person_name_problem
 
 SUB_AGENCY_ADMIN_MESSAGE = "Tali acente çalışanı acente yöneticisi olamaz."
@@ -164,16 +165,16 @@ def sub_agency_create(*, admin: User, code: str, name: str) -> SubAgency:
     profile = _admin_profile(admin)
     code, name = code.strip().lower(), " ".join(name.split())
     errors: dict[str, list[str]] = {}
-    code_field = SubAgency._meta.get_field("code")
+    code_max = char_max_length(SubAgency, "code")
     if not code:
         errors["code"] = ["Tali acente kodu zorunludur."]
-    elif len(code) > code_field.max_length or not all(c.isascii() and (c.isalnum() or c in "-_") for c in code):
-        errors["code"] = [f"Kod en fazla {code_field.max_length} karakter; yalnızca harf, rakam, - ve _ içerebilir."]
+    elif len(code) > code_max or not all(c.isascii() and (c.isalnum() or c in "-_") for c in code):
+        errors["code"] = [f"Kod en fazla {code_max} karakter; yalnızca harf, rakam, - ve _ içerebilir."]
     elif SubAgency.objects.filter(agency_id=profile.agency_id, code=code).exists():
         errors["code"] = ["Bu kodla bir tali acenteniz zaten var."]
     if not name:
         errors["name"] = ["Tali acente adı zorunludur."]
-    elif len(name) > SubAgency._meta.get_field("name").max_length:
+    elif len(name) > char_max_length(SubAgency, "name"):
         errors["name"] = ["Tali acente adı en fazla 200 karakter olabilir."]
     if errors:
         raise SubAgencyInvalid(errors)

@@ -12,7 +12,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.http import HttpRequest
 
 from commissions.models import CommissionAgreement, PolicyCommission, SubAgencyShare
@@ -27,7 +29,8 @@ class CommissionAgreementForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         """The desk's and the API's rules (`commission_agreement_problems`), on the same fields."""
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what ModelForm.clean returns
         if self.errors or data.get("agency") is None:
             return data
         problems = commission_agreement_problems(
@@ -54,8 +57,10 @@ class CommissionAgreementAdmin(AuditedAdmin):
     readonly_fields = ["created_by", "created_at", "audit_trail"]
     change_notice = "Var olan poliçelerin komisyonu değişmez; uygulamak için recompute_commissions çalıştırın."
 
-    def save_model(self, request: HttpRequest, obj: CommissionAgreement, form: forms.ModelForm, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: models.Model, form: forms.ModelForm, change: bool) -> None:
         if not change:
+            assert isinstance(obj, CommissionAgreement)  # this admin's model
+            assert isinstance(request.user, User)  # the admin site lets in active staff users only
             obj.created_by = request.user
         super().save_model(request, obj, form, change)
 
@@ -67,7 +72,8 @@ class SubAgencyShareForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         """The desk's and the API's rules (`sub_agency_share_problems`), on the same fields."""
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what ModelForm.clean returns
         sub_agency = data.get("sub_agency")
         if self.errors or sub_agency is None:
             return data
@@ -93,8 +99,10 @@ class SubAgencyShareAdmin(AuditedAdmin):
     readonly_fields = ["created_by", "created_at", "audit_trail"]
     change_notice = "Var olan poliçelerin tali acente payı değişmez; uygulamak için recompute_commissions çalıştırın."
 
-    def save_model(self, request: HttpRequest, obj: SubAgencyShare, form: forms.ModelForm, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: models.Model, form: forms.ModelForm, change: bool) -> None:
         if not change:
+            assert isinstance(obj, SubAgencyShare)  # this admin's model
+            assert isinstance(request.user, User)  # the admin site lets in active staff users only
             obj.created_by = request.user
         super().save_model(request, obj, form, change)
 

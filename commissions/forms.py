@@ -12,6 +12,13 @@ from integrations.models import Insurer, InsurerAccount
 from integrations.operations import PRODUCT_LABELS_TR, Product
 
 
+def _choices_of(form: forms.Form, name: str) -> forms.ChoiceField:
+    """The form's choice field `name`, whose choices are set per request."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)  # declared as one on the form
+    return field
+
+
 class CommissionAgreementForm(forms.Form):
     insurer = forms.ChoiceField(label="Sigorta şirketi")
     product = forms.ChoiceField(label="Ürün", choices=[(p.value, PRODUCT_LABELS_TR[p]) for p in Product])
@@ -31,7 +38,7 @@ class CommissionAgreementForm(forms.Form):
         accounts = (
             InsurerAccount.objects.filter(agency_id=agency_id).select_related("insurer").order_by("insurer__name")
         )
-        self.fields["insurer"].choices = [(account.insurer.code, account.insurer.name) for account in accounts]
+        _choices_of(self, "insurer").choices = [(account.insurer.code, account.insurer.name) for account in accounts]
 
 
 class SubAgencyShareForm(forms.Form):
@@ -48,9 +55,10 @@ class SubAgencyShareForm(forms.Form):
     effective_from = forms.DateField(label="Geçerlilik başlangıcı", widget=forms.DateInput(attrs={"type": "date"}))
 
     def __init__(self, *args, agency_id: int, **kwargs) -> None:
-        super().__init__(*args, prefix="pay", **kwargs)
+        kwargs["prefix"] = "pay"  # its fields beside the agreement form's on the same page
+        super().__init__(*args, **kwargs)
         subs = SubAgency.objects.filter(agency_id=agency_id).order_by("name")
-        self.fields["sub_agency"].choices = [(str(sub.pk), sub.name) for sub in subs]
+        _choices_of(self, "sub_agency").choices = [(str(sub.pk), sub.name) for sub in subs]
 
 
 class ProductionReportFilterForm(forms.Form):
@@ -85,16 +93,16 @@ class ProductionReportFilterForm(forms.Form):
     ) -> None:
         super().__init__(*args, **kwargs)
         insurers = Insurer.objects.order_by("name").values_list("code", "name")
-        self.fields["sirket"].choices = [("", "Tümü"), *insurers]
-        self.fields["satan"].choices = [("", "Tümü"), *((str(pk), name) for pk, name in sellers)]
+        _choices_of(self, "sirket").choices = [("", "Tümü"), *insurers]
+        _choices_of(self, "satan").choices = [("", "Tümü"), *((str(pk), name) for pk, name in sellers)]
         subs = SubAgency.objects.filter(agency_id=agency_id).order_by("name").values_list("pk", "name")
-        self.fields["tali"].choices = [
+        _choices_of(self, "tali").choices = [
             ("", "Tümü"),
             (OWN_SALES, OWN_SALES_TR),
             *((str(pk), name) for pk, name in subs),
         ]
         if agencies:
-            self.fields["acente"].choices = agencies
+            _choices_of(self, "acente").choices = agencies
         else:
             del self.fields["acente"]
 

@@ -33,7 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import DecimalField, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Coalesce
@@ -97,7 +97,7 @@ def month_range(on: date) -> tuple[date, date]:
 # --- who reads which agency ------------------------------------------------------------------
 
 
-def report_agency_for(*, user: AbstractBaseUser, agency_code: str = "") -> Agency:
+def report_agency_for(*, user: User, agency_code: str = "") -> Agency:
     """The agency whose report `user` reads: any (by `agency_code`) for head office; their own
     for the agency's admin among its own staff, another agency's code being one they cannot see
     (NotFound, as an unknown one). Anyone else: Forbidden."""
@@ -119,7 +119,7 @@ def report_agency_for(*, user: AbstractBaseUser, agency_code: str = "") -> Agenc
     return profile.agency
 
 
-def report_agencies_for(*, user: AbstractBaseUser) -> list[Agency]:
+def report_agencies_for(*, user: User) -> list[Agency]:
     """The agencies `user` may pick on the report: all for head office, else none to pick."""
     return list(Agency.objects.order_by("name")) if user.has_perm("quotes.view_all_agencies") else []
 
@@ -135,7 +135,7 @@ def report_sellers(*, agency: Agency) -> list[tuple[int, str]]:
     return [(user.pk, _person(user)) for user in users]
 
 
-def _person(user: AbstractBaseUser | None) -> str:
+def _person(user: User | None) -> str:
     if user is None:
         return NO_SELLER_TR
     full = user.get_full_name().strip() if hasattr(user, "get_full_name") else ""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import BooleanField, Case, OuterRef, Q, QuerySet, Subquery, Value, When
 
 from agencies.models import SubAgency
@@ -21,7 +21,7 @@ AGENCY_COMMISSION_HIDDEN_TR = "Poliçenin komisyon ayrıntıları acente yöneti
 NO_PREMIUM_TR = "Prim bilinmediği için komisyon hesaplanamadı"
 
 
-def _agency_filter(user: AbstractBaseUser, agency: str = "agency") -> Q:
+def _agency_filter(user: User, agency: str = "agency") -> Q:
     """As every desk read (`agencies.scope`): the user's agency, or all of them with
     `quotes.view_all_agencies`. Agreements and shares are the agency's own, credited to no
     sub-agency: a sub-agency user sees none (they are the manager's)."""
@@ -50,7 +50,7 @@ def sub_agency_share_in_force(*, sub_agency_id: int, on: date) -> SubAgencyShare
     )
 
 
-def sub_agency_share_list(*, user: AbstractBaseUser, sub_agency_id: int | None = None) -> QuerySet[SubAgencyShare]:
+def sub_agency_share_list(*, user: User, sub_agency_id: int | None = None) -> QuerySet[SubAgencyShare]:
     """The agency's sub-agency shares (history included), each with `in_force` (the one applying
     today), newest start first within each sub-agency."""
     shares = SubAgencyShare.objects.filter(_agency_filter(user, "sub_agency__agency"))
@@ -69,7 +69,7 @@ def sub_agency_share_list(*, user: AbstractBaseUser, sub_agency_id: int | None =
     )
 
 
-def sub_agency_share_get(*, user: AbstractBaseUser, pk: int) -> SubAgencyShare:
+def sub_agency_share_get(*, user: User, pk: int) -> SubAgencyShare:
     """One share the user may see; another agency's id raises DoesNotExist (answer 404)."""
     return sub_agency_share_list(user=user).get(pk=pk)
 
@@ -94,7 +94,7 @@ def _with_in_force(agreements: QuerySet[CommissionAgreement], on: date) -> Query
 
 
 def commission_agreement_list(
-    *, user: AbstractBaseUser, insurer_code: str = "", product: str = ""
+    *, user: User, insurer_code: str = "", product: str = ""
 ) -> QuerySet[CommissionAgreement]:
     """The agency's agreements, each with `in_force` (the one applying today), newest start first
     within each insurer and product."""
@@ -109,7 +109,7 @@ def commission_agreement_list(
     )
 
 
-def commission_agreement_get(*, user: AbstractBaseUser, pk: int) -> CommissionAgreement:
+def commission_agreement_get(*, user: User, pk: int) -> CommissionAgreement:
     """One agreement the user may see; another agency's id raises DoesNotExist (answer 404)."""
     return commission_agreement_list(user=user).get(pk=pk)
 
@@ -153,7 +153,7 @@ def policy_commission_summary(*, policy: Policy) -> PolicyCommissionSummary:
     )
 
 
-def policy_commission_get(*, user: AbstractBaseUser, policy_id: int) -> PolicyCommissionSummary:
+def policy_commission_get(*, user: User, policy_id: int) -> PolicyCommissionSummary:
     """A policy's commission; another agency's policy raises DoesNotExist (answer 404). The
     agency's rate and its part are the agency's business: a sub-agency user, who may see the
     policy, is refused its commission entries (the desk card shows them their own part only)."""
@@ -163,6 +163,6 @@ def policy_commission_get(*, user: AbstractBaseUser, policy_id: int) -> PolicyCo
     return policy_commission_summary(policy=policy)
 
 
-def is_sub_agency_user(user: AbstractBaseUser) -> bool:
+def is_sub_agency_user(user: User | AnonymousUser) -> bool:
     profile = getattr(user, "agent_profile", None)
     return profile is not None and profile.sub_agency_id is not None

@@ -30,7 +30,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -171,7 +171,7 @@ def commission_reversal_figures(
 # --- agreements ----------------------------------------------------------------------------------
 
 
-def _owner_agency(user: AbstractBaseUser) -> Agency:
+def _owner_agency(user: User) -> Agency:
     """The agency whose agreements `user` sets: their own, as its admin (the agency's owner role
     on the desk, `AgentProfile.is_agency_admin`). Platform staff set them in the Django admin."""
     profile: AgentProfile | None = getattr(user, "agent_profile", None)
@@ -229,14 +229,16 @@ def commission_agreement_problems(
     elif insurer is not None and "product" not in errors:
         same_start = CommissionAgreement.objects.filter(
             agency=agency, insurer=insurer, product=product, effective_from=effective_from
-        ).exclude(pk=exclude_pk)
+        )
+        if exclude_pk is not None:  # the agreement being changed is no duplicate of itself
+            same_start = same_start.exclude(pk=exclude_pk)
         if same_start.exists():
             errors["effective_from"] = DUPLICATE_START_TR
     return errors
 
 
 def commission_agreement_create(
-    *, user: AbstractBaseUser, insurer_code: str, product: str, rate: Any, base: str, effective_from: date | None
+    *, user: User, insurer_code: str, product: str, rate: Any, base: str, effective_from: date | None
 ) -> CommissionAgreement:
     """A new agreement of the user's own agency (never one the caller names), from its day on.
 
@@ -250,6 +252,7 @@ def commission_agreement_create(
     )
     if errors:
         raise Invalid(errors)
+    assert insurer is not None and effective_from is not None  # the problems above name either missing
     try:
         with transaction.atomic(), audit_actor(user):
             return CommissionAgreement.objects.create(
@@ -268,7 +271,7 @@ def commission_agreement_create(
 # --- sub-agency shares -------------------------------------------------------------------------
 
 
-def _manager_agency(user: AbstractBaseUser, message: str) -> Agency:
+def _manager_agency(user: User, message: str) -> Agency:
     """The agency `user` manages: as its admin among the agency's own staff (a sub-agency's admin
     manages its agents, not the agency's money). Platform staff work in the Django admin."""
     profile: AgentProfile | None = getattr(user, "agent_profile", None)
@@ -299,13 +302,15 @@ def sub_agency_share_problems(
         errors["effective_from"] = "Geçerlilik başlangıcını girin."
     elif "sub_agency" not in errors:
         same_start = SubAgencyShare.objects.filter(sub_agency=sub_agency, effective_from=effective_from)
-        if same_start.exclude(pk=exclude_pk).exists():
+        if exclude_pk is not None:  # the share being changed is no duplicate of itself
+            same_start = same_start.exclude(pk=exclude_pk)
+        if same_start.exists():
             errors["effective_from"] = SHARE_DUPLICATE_START_TR
     return errors
 
 
 def sub_agency_share_create(
-    *, user: AbstractBaseUser, sub_agency_id: Any, rate: Any, effective_from: date | None
+    *, user: User, sub_agency_id: Any, rate: Any, effective_from: date | None
 ) -> SubAgencyShare:
     """A new share for one of the user's own agency's sub-agencies, from its day on; the earlier
     one stays as history and the entries reckoned under it keep their part. Audited as `user`'s."""
@@ -317,6 +322,7 @@ def sub_agency_share_create(
     errors = sub_agency_share_problems(agency=agency, sub_agency=sub_agency, rate=rate, effective_from=effective_from)
     if errors:
         raise Invalid(errors)
+    assert sub_agency is not None and effective_from is not None  # the problems above name either missing
     try:
         with transaction.atomic(), audit_actor(user):
             return SubAgencyShare.objects.create(
@@ -553,7 +559,7 @@ def policy_commission_recompute(*, policy: Policy) -> Recomputed:
         accrual = PolicyCommission.objects.select_related("agreement").get(policy=locked, kind=accrual_kind)
         ended = _ended_for(locked, entries.get(reversal_kind))
         reversal = _reversal_due(accrual, ended) if ended is not None else None
-        if reversal is not None:
+        if ended is not None and reversal is not None:
             fields = _reversal_fields(accrual, ended, reversal)
             if _write(locked, reversal_kind, fields, entries.get(reversal_kind)) != Recomputed.UNCHANGED:
                 outcome = Recomputed.CORRECTED if outcome == Recomputed.UNCHANGED else outcome

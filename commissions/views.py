@@ -20,6 +20,7 @@ from commissions import production_report as report_service
 from commissions.forms import CommissionAgreementForm, ProductionReportFilterForm, SubAgencyShareForm
 from commissions.services import OWNER_ONLY_TR, commission_agreement_create, sub_agency_share_create
 from insurehub.desk_errors import desk_errors
+from insurehub.request_types import AuthenticatedHttpRequest
 from quotes import selectors as quote_selectors
 from quotes.models import Policy
 
@@ -38,7 +39,7 @@ def policy_commission_section(request: HttpRequest, policy: Policy) -> str:
 @login_required
 @require_http_methods(["GET", "POST"])
 @desk_errors
-def agreement_list(request: HttpRequest) -> HttpResponse:
+def agreement_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Komisyonlar: the agency's agreements, the one in force marked, and a form for a new one (a
     new rate is a new agreement from its day; the old one stays as history); below, each
     sub-agency's share of the commission, kept the same way."""
@@ -87,7 +88,9 @@ def agreement_list(request: HttpRequest) -> HttpResponse:
     return render(request, "commissions/agreement_list.html", context, status=status)
 
 
-def _report_for(request: HttpRequest) -> tuple[ProductionReportFilterForm, report_service.ProductionReport]:
+def _report_for(
+    request: AuthenticatedHttpRequest,
+) -> tuple[ProductionReportFilterForm, report_service.ProductionReport]:
     """The report the query string asks for: the reader's agency checked first (403/404), each
     bad filter shown on its field and left out."""
     agency = report_service.report_agency_for(user=request.user, agency_code=request.GET.get("acente", ""))
@@ -114,7 +117,7 @@ def _report_for(request: HttpRequest) -> tuple[ProductionReportFilterForm, repor
 @login_required
 @require_GET
 @desk_errors
-def production_report(request: HttpRequest) -> HttpResponse:
+def production_report(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Üretim raporu: the agency's month (or any range) by insurer, product, seller and
     sub-agency, with two charts and the same numbers as an Excel file (`?format=xlsx`)."""
     form, report = _report_for(request)

@@ -11,6 +11,7 @@ words) to their plain Latin base, then lower case, which is then ASCII for Turki
 from __future__ import annotations
 
 from django.db.models import Expression, F, Q, Value
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Lower, Replace
 from django.db.models.lookups import Contains
 
@@ -46,7 +47,7 @@ def name_fold(text: str) -> str:
 
 def name_folded(field: str) -> Expression:
     """The SQL twin of `name_fold` on a column: nested REPLACEs, then LOWER (ASCII is all that is left)."""
-    expression: Expression = F(field)
+    expression: Combinable = F(field)
     for letter, plain in _FOLDS.items():
         expression = Replace(expression, Value(letter), Value(plain))
     return Lower(expression)

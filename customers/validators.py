@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from customers.models import Customer
+from insurehub.model_fields import char_max_length
 from insurehub.person_names import person_name_problem
 from quotes.validation import FieldError, validate_owner_id
 
@@ -27,7 +28,7 @@ CONSENT_CLOCK_SKEW = timedelta(minutes=5)
 # The law came into force in 2016: an earlier "consent" is a typo (and year 1 cannot even be stored).
 KVKK_IN_FORCE = datetime(2016, 4, 7, tzinfo=TURKEY_TZ)
 
-NAME_MAX_LENGTH = Customer._meta.get_field("name").max_length
+NAME_MAX_LENGTH = char_max_length(Customer, "name")
 ADDRESS_MAX_LENGTH = 500
 EMAIL_MAX_LENGTH = 254
 
@@ -173,7 +174,7 @@ def _identity(value: object) -> str:
     if _is_blank(value):
         raise FieldError("identity_no", IDENTITY_REQUIRED_MESSAGE)
     try:
-        return validate_owner_id(value)  # type: ignore[arg-type]  # non-text is refused inside
+        return validate_owner_id(value)  # non-text is refused inside
     except FieldError as error:
         raise FieldError("identity_no", error.message) from None
 

@@ -1,3 +1,5 @@
+from typing import ClassVar
+
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -15,7 +17,8 @@ class CancellationAdmin(DeadLetterAdmin):
     list_filter = ["state", "reason", "error_kind", "agency"]
     search_fields = ["reference", "policy__policy_no", "provider_code"]
     list_select_related = ["policy", "agency"]
-    fields = [
+    # Typed as the names it is, so the one tuple is both fields and readonly_fields.
+    fields: ClassVar[tuple[str, ...]] = (
         "reference",
         "policy",
         "agency",
@@ -36,7 +39,7 @@ class CancellationAdmin(DeadLetterAdmin):
         "created_at",
         "updated_at",
         "finished_at",
-    ]
+    )
     readonly_fields = fields
 
 
@@ -82,7 +85,8 @@ class ProductionListCheckAdmin(DeadLetterAdmin):
     list_filter = ["state", "error_kind", "error_class", CheckInsurerFilter, "account__agency"]
     search_fields = ["provider_code", "account__agency__code"]
     list_select_related = ["account__insurer", "account__agency"]
-    fields = [
+    # Typed as the names it is, so the one tuple is both fields and readonly_fields.
+    fields: ClassVar[tuple[str, ...]] = (
         "account",
         "issued_from",
         "issued_to",
@@ -98,7 +102,7 @@ class ProductionListCheckAdmin(DeadLetterAdmin):
         "created_at",
         "updated_at",
         "finished_at",
-    ]
+    )
     readonly_fields = fields
 
 
@@ -127,7 +131,8 @@ class PolicyFindingAdmin(admin.ModelAdmin):
     search_fields = ["policy__policy_no", "original__policy_no", "note"]
     list_select_related = ["agency", "policy__insurer", "original"]
     date_hierarchy = "found_at"
-    fields = ["kind", "agency", "policy", "original", "note", "found_at", "resolved_at"]
+    # Typed as the names it is, so the one tuple is both fields and readonly_fields.
+    fields: ClassVar[tuple[str, ...]] = ("kind", "agency", "policy", "original", "note", "found_at", "resolved_at")
     readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest) -> bool:

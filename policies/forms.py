@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.core.files.uploadedfile import UploadedFile
 
 from policies.models import REASON_CHOICES
 
@@ -34,7 +35,7 @@ class PortfolioUploadForm(forms.Form):
         ),
     )
 
-    def clean_file(self):  # type: ignore[no-untyped-def]
+    def clean_file(self) -> UploadedFile:
         upload = self.cleaned_data.get("file")
         if upload is None:
             raise forms.ValidationError("Bir dosya seçin.")

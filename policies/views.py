@@ -108,7 +108,12 @@ def duplicate_cancel(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse
             )
         if outcome.ok:
             return redirect("cancellation_detail", pk=cancellation.pk)
-    estimate = cancellation_refund_estimate(policy=policy, reason="duplicate", effective_on=policy.starts_on)
+    # Without a start the platform knows no period, so no estimate (as `cancellation_refund_estimate` says).
+    estimate = (
+        cancellation_refund_estimate(policy=policy, reason="duplicate", effective_on=policy.starts_on)
+        if policy.starts_on is not None
+        else None
+    )
     context = {"finding": finding, "estimate": estimate, "refusal": outcome.message}
     return render(request, "policies/duplicate_cancel.html", context, status=outcome.status)
 

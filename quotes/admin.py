@@ -7,6 +7,7 @@ items and policy documents; the model and its admin live here, in `quotes`.
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 from django.contrib import admin
 from django.utils.html import format_html
@@ -29,7 +30,8 @@ class IssuanceAdmin(DeadLetterAdmin):
     ]
     list_filter = ["state", "error_kind", "error_class", "agency"]
     search_fields = ["reference", "policy_no", "provider_code"]
-    fields = [
+    # Typed as the names it is, so the one tuple is both fields and readonly_fields.
+    fields: ClassVar[tuple[str, ...]] = (
         "reference",
         "insurer_quote",
         "quote_request",
@@ -50,7 +52,7 @@ class IssuanceAdmin(DeadLetterAdmin):
         "created_at",
         "updated_at",
         "finished_at",
-    ]
+    )
     readonly_fields = fields
 
     @admin.display(description="gönderilen")

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from django import forms
 from django.conf import settings
 from django.db.models import QuerySet
+from django.http import QueryDict
 from django.urls import reverse_lazy
 from django.utils.functional import cached_property
 
@@ -317,8 +318,11 @@ class DaskForm(QuoteRequestForm):
 
     def confirm_address_of(self, uavt_code: str) -> None:
         """Show the form again with the address of `uavt_code`; the next submit confirms it."""
-        self.data = self.data.copy()
-        self.data["confirmed_uavt"] = uavt_code
+        posted = self.data
+        assert isinstance(posted, QueryDict | dict)  # a bound form's: request.POST on the desk
+        data = posted.copy()  # request.POST is immutable
+        data["confirmed_uavt"] = uavt_code
+        self.data = data
 
 
 def customer_initial(customer: Customer) -> dict[str, str]:

@@ -52,6 +52,10 @@ class QuoteRequest(models.Model):
     deadline_at = models.DateTimeField(
         "yanıt süresi sonu", help_text='Bu andan sonra yanıt vermeyen şirket "Yanıt alınamadı" gösterilir.'
     )
+    # Not stored: set on the instance by `quotes.api.serializers.quote_request_data`, for the
+    # serializer to read beside the fields (declared so that the reads and writes are typed).
+    results: list[InsurerQuote]
+    complete: bool
 
     class Meta:
         verbose_name = "teklif talebi"
@@ -102,6 +106,10 @@ class InsurerQuote(models.Model):
     provider_message = models.CharField("şirketin mesajı", max_length=300, blank=True)
     started_at = models.DateTimeField("başlangıç", null=True, blank=True)
     finished_at = models.DateTimeField("bitiş", null=True, blank=True)
+    # Not stored: set on each row by the desk's results view (`quotes.views.quote_requests`) for
+    # its template: the row's issuance, and when its answer was stored (epoch ms, final rows only).
+    desk_issuance: Issuance | None
+    stored_at_ms: int | None
 
     class Meta:
         verbose_name = "şirket teklifi"

@@ -200,7 +200,7 @@ def _int_in_range(
 # --- motor fields ------------------------------------------------------------------------------
 
 
-def normalize_plate(value: str) -> str:
+def normalize_plate(value: object) -> str:
     """Insurers and TRAMER match plates textually, so "34 abc 123" and "34-ABC-123" must reach
     them as the one stored form, "34ABC123"."""
     text = _require_text("plate", value, _PLATE_MESSAGE)
@@ -210,7 +210,7 @@ def normalize_plate(value: str) -> str:
     return plate
 
 
-def validate_owner_id(value: str) -> str:
+def validate_owner_id(value: object) -> str:
     """A wrong identity number is the most common reason an insurer refuses a quote, and the
     checksums catch nearly every typo before the round trip. Identity numbers must arrive as
     text: an int would silently drop a VKN's leading zero."""

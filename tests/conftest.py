@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -205,7 +206,10 @@ def in_forked_child(report: Callable[[], str]) -> tuple[int, str]:
         return os.waitstatus_to_exitcode(status), pipe.read()
 
 
-def wait_until(predicate: Callable[[], object], *, timeout: float = 20.0, interval: float = 0.1) -> object:
+_T = TypeVar("_T")
+
+
+def wait_until(predicate: Callable[[], _T], *, timeout: float = 20.0, interval: float = 0.1) -> _T:
     """Poll `predicate` until it returns something truthy; fail the test with a clear message if not."""
     deadline = time.monotonic() + timeout
     while True:

@@ -18,7 +18,6 @@ from drf_spectacular.utils import (
     extend_schema_field,
 )
 from rest_framework import serializers, status
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -40,6 +39,7 @@ from insurehub.api.filters import query_filters
 from insurehub.api.ids import pk_filter, pk_or_404
 from insurehub.api.pagination import PAGE_PARAMETERS, paginated, paginated_response
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
+from insurehub.request_types import AuthenticatedRequest
 from integrations.models import PRODUCT_CHOICES
 
 
@@ -162,7 +162,7 @@ class CommissionAgreementsApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = query_filters(self.FilterSerializer, request)
         agreements = selectors.commission_agreement_list(
             user=request.user, insurer_code=filters.get("insurer", ""), product=filters.get("product", "")
@@ -189,7 +189,7 @@ class CommissionAgreementsApi(APIView):
             403: NOT_THE_OWNER,
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -212,7 +212,7 @@ class CommissionAgreementDetailApi(APIView):
         parameters=[_path_id("agreement_id", "The agreement's `id`.")],
         responses={200: CommissionAgreementSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
-    def get(self, request: Request, agreement_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, agreement_id: str) -> Response:
         agreement = selectors.commission_agreement_get(user=request.user, pk=pk_or_404(agreement_id))
         return Response(CommissionAgreementSerializer(agreement).data)
 
@@ -232,7 +232,7 @@ class PolicyCommissionApi(APIView):
             404: NOT_FOUND,
         },
     )
-    def get(self, request: Request, policy_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, policy_id: str) -> Response:
         summary = selectors.policy_commission_get(user=request.user, policy_id=pk_or_404(policy_id))
         return Response(PolicyCommissionSerializer(summary).data)
 
@@ -294,7 +294,7 @@ class SubAgencySharesApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = query_filters(self.FilterSerializer, request)
         shares = selectors.sub_agency_share_list(user=request.user, sub_agency_id=filters.get("sub_agency"))
         return paginated_response(
@@ -323,7 +323,7 @@ class SubAgencySharesApi(APIView):
             403: NOT_THE_OWNER,
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -344,7 +344,7 @@ class SubAgencyShareDetailApi(APIView):
         parameters=[_path_id("share_id", "The share's `id`.")],
         responses={200: SubAgencyShareSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
-    def get(self, request: Request, share_id: str) -> Response:
+    def get(self, request: AuthenticatedRequest, share_id: str) -> Response:
         share = selectors.sub_agency_share_get(user=request.user, pk=pk_or_404(share_id))
         return Response(SubAgencyShareSerializer(share).data)
 
@@ -377,7 +377,9 @@ class FiguresSerializer(serializers.Serializer):
 
 class GroupSerializer(serializers.Serializer):
     key = serializers.CharField(help_text="The month's first day, the insurer's, user's or sub-agency's id, or ''.")
-    label = serializers.CharField()
+    # DRF's metaclass takes declared fields off the class, so this is the output field, not the stubs'
+    # `Field.label` attribute it appears to replace.
+    label = serializers.CharField()  # type: ignore[assignment]
     figures = serializers.SerializerMethodField()
 
     class Meta:
@@ -421,7 +423,7 @@ class ProductionReportApi(APIView):
             404: NOT_FOUND,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = query_filters(self.FilterSerializer, request)
         agency = report_service.report_agency_for(user=request.user, agency_code=filters.get("agency", ""))
         report_filter = report_service.report_filter_make(

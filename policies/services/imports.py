@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 
 from agencies.models import Agency
 from customers.models import Customer
+from insurehub.model_fields import char_max_length
 from integrations.adapters.base import parse_policy_date
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import Product
@@ -28,7 +29,7 @@ OPTIONAL_COLUMNS = ("starts_on", "ends_on")
 DATE_MESSAGE = "geçersiz tarih; GG.AA.YYYY veya YYYY-AA-GG olmalıdır"
 PRODUCTS = tuple(p.value for p in Product)
 STATUSES = tuple(s.value for s in Policy.Status)
-POLICY_NO_MAX = Policy._meta.get_field("policy_no").max_length
+POLICY_NO_MAX = char_max_length(Policy, "policy_no")
 
 
 class ImportFileError(ValueError):

@@ -47,10 +47,12 @@ def renewal_reminders_send(*, on: date | None = None) -> list[RenewalReminder]:
     ).select_related("insurer", "issuance__requested_by", "customer")
     sent = []
     for policy in due.order_by("ends_on", "pk").iterator(chunk_size=500):
-        threshold = tightest_threshold(days_left=(policy.ends_on - on).days)
+        assert policy.ends_on is not None  # the filter above reads it
+        days_left = (policy.ends_on - on).days
+        threshold = tightest_threshold(days_left=days_left)
         if threshold is None or _renewed(policy):
             continue
-        reminder = _remind(policy, threshold=threshold, on=on)
+        reminder = _remind(policy, threshold=threshold, days_left=days_left, on=on)
         if reminder is not None:
             sent.append(reminder)
     if sent:
@@ -83,16 +85,15 @@ def _uavt_of(policy: Policy) -> str:
     return str(((issuance.quote_request.input_data or {}) if issuance else {}).get("uavt_code") or "")
 
 
-def _remind(policy: Policy, *, threshold: int, on: date) -> RenewalReminder | None:
+def _remind(policy: Policy, *, threshold: int, days_left: int, on: date) -> RenewalReminder | None:
     if RenewalReminder.objects.filter(policy=policy, days_before__lte=threshold).exists():
         return None  # this one, or a tighter one already (the job was down for a while): once is enough
-    issuer = policy.issuance.requested_by if policy.issuance_id else None
+    issuer = policy.issuance.requested_by if policy.issuance is not None else None
     recipients = [
         person
         for person in [issuer, *agency_people(policy.agency_id, sub_agency_id=policy.sub_agency_id)]
         if person is not None
     ]
-    days_left = (policy.ends_on - on).days
     try:
         with transaction.atomic():
             reminder = RenewalReminder.objects.create(

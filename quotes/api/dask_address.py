@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from insurehub import api_input
 from insurehub.api.responses import NOT_AUTHENTICATED, field_errors
+from insurehub.request_types import AuthenticatedRequest
 from quotes.services.dask_address import NO_SUCH_ADDRESS_MESSAGE, AddressCheck, dask_address_check
 
 
@@ -54,7 +54,7 @@ class DaskAddressApi(APIView):
             403: NOT_AUTHENTICATED,
         },
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         payload = AddressInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         check = dask_address_check(user=request.user, uavt_code=payload.validated_data["uavt_code"])

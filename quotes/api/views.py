@@ -450,7 +450,8 @@ class TokenObtainApi(ObtainAuthToken):
 
     authentication_classes = ()
     # ObtainAuthToken names DRF's parsers itself: the project's, so a broken body is answered in Turkish.
-    parser_classes = api_settings.DEFAULT_PARSER_CLASSES
+    # The stubs type the setting as it is written (dotted names); api_settings imports them: classes.
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES  # type: ignore[assignment]
     # Failed attempts count towards the same lock-out as the login page.
     serializer_class = ThrottledAuthTokenSerializer
 

@@ -147,6 +147,7 @@ def comparison_build(*, request: QuoteRequest) -> Comparison:
             cheapest=quote.pk == cheapest_id,
         )
         for quote in quotes
+        if quote.premium is not None  # every one: the query asks for a premium
     ]
     options = _option_rows(request, [covers[column.insurer_quote_id] for column in columns])
     # A kasko's options are read as options, not as limits (a car's days are no lira amount).

@@ -144,15 +144,17 @@ def comparison_pdf(comparison: Comparison, *, agency_name: str) -> bytes:
     # splitInRow: a row taller than what is left of the page goes on over the next one instead of
     # stopping the PDF; the header row repeats on each page.
     table = Table([header, *body], colWidths=widths, repeatRows=1, splitInRow=1)
-    style = [
-        ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
-        ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.HexColor("#dde3ea")),
-        ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eef2f6")),
-    ]
+    style = TableStyle(
+        [
+            ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
+            ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.HexColor("#dde3ea")),
+            ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eef2f6")),
+        ]
+    )
     for index, column in enumerate(columns, start=1):
         if column.cheapest:
-            style.append(("BACKGROUND", (index, 1), (index, -1), colors.HexColor("#e8f5ec")))
-    table.setStyle(TableStyle(style))
+            style.add("BACKGROUND", (index, 1), (index, -1), colors.HexColor("#e8f5ec"))
+    table.setStyle(style)
 
     facts = [f"Ürün: {product_label(request.product)}"]
     if request.plate:

@@ -17,9 +17,10 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import close_old_connections, connection, connections
 
+from integrations.answers.results import Address
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from integrations.models import InsurerAccount
@@ -67,7 +68,7 @@ class AddressCheck:
         return [answer for answer in self.answers if not answer.address]
 
 
-def dask_address_check(*, user: AbstractBaseUser, uavt_code: object) -> AddressCheck:
+def dask_address_check(*, user: User, uavt_code: object) -> AddressCheck:
     """The address each of the agency's DASK insurers holds for `uavt_code`.
 
     Raises `InputInvalid` on `uavt_code` for a malformed code, or when every insurer answered
@@ -112,7 +113,7 @@ def _ask(account: InsurerAccount, uavt_code: str, reference: str, *, own_connect
             connections.close_all()
     name = account.insurer.name
     if outcome.ok:
-        return InsurerAddress(insurer_name=name, address=outcome.result.address)
+        return InsurerAddress(insurer_name=name, address=outcome.result_as(Address).address)
     error = outcome.error
     assert error is not None
     # Some insurers say "no such code" as a refusal of the uavt_code field (Çınar's VAL_UAVT_KODU).

@@ -56,7 +56,7 @@ def quote_request_new(request: AuthenticatedHttpRequest, product: str = "trafik"
         # DASK's first step: the code's address, shown for the agent to confirm before pricing.
         with desk_errors(form) as outcome:
             address_check = dask_address_check(user=request.user, uavt_code=form.cleaned_data.get("uavt_code"))
-        if outcome.ok:
+        if outcome.ok and address_check is not None:
             form.confirm_address_of(address_check.uavt_code)
     elif request.method == "POST" and form.is_valid():
         # A new customer typed into the form is saved with the request, or not at all.

@@ -17,7 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from django_q.tasks import async_task
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, ViewportSize, expect
 
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
@@ -37,7 +37,7 @@ from .test_quote_desk import fill_trafik_form, log_in, open_cheapest_confirm, wa
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("qcluster")]
 
-LAPTOP = {"width": 1366, "height": 768}
+LAPTOP: ViewportSize = {"width": 1366, "height": 768}
 RESULTS_URL = re.compile(r"/talepler/[0-9a-f-]{36}/$")
 CANCEL_OLD = "Eski poliçe araç satışı nedeniyle, yeni poliçenin başlangıcından itibaren iptal edilsin"
 # The worker, the insurer's own processing (Deniz polls its cancellations) and a slow CI machine.
@@ -65,7 +65,9 @@ def policy_on_page(page: Page) -> Policy:
     """The policy an issuance status page names, once the worker has issued it."""
     policy_no = page.locator(".policy-no")
     expect(policy_no).to_have_text(re.compile(r"\S+"))
-    issuance = Issuance.objects.get(pk=re.search(r"/policelestirme/(\d+)/", page.url).group(1))
+    found = re.search(r"/policelestirme/(\d+)/", page.url)
+    assert found, page.url
+    issuance = Issuance.objects.get(pk=found.group(1))
     assert issuance.state == WorkState.SUBMITTED and policy_no.inner_text().strip() == issuance.policy_no
     return Policy.objects.select_related("insurer").get(issuance=issuance)
 
@@ -94,6 +96,7 @@ def wait_for_cancellation(page: Page, cancellation: Cancellation) -> Cancellatio
     status = page.locator("#cancellation-status")
     expect(status).to_have_attribute("data-state", "SUBMITTED", timeout=WORKER_SECONDS * 1000)
     done = Cancellation.objects.get(pk=cancellation.pk)
+    assert done.cancelled_on is not None  # the insurer's answer, stored with SUBMITTED
     expect(status).to_contain_text(f"Şirketin iade primi: {try_money(done.refund)}")
     expect(status).to_contain_text(f"{tr_date(done.cancelled_on)} itibarıyla geçerli")
     return done

@@ -62,7 +62,9 @@ def issue_trafik(page: Page, plate: str, *, credit_to: SubAgency | None = None):
     page.get_by_role("button", name="Teklif al").click()
     expect(page).to_have_url(RESULTS_URL)
     if credit_to is not None:
-        public_id = re.search(r"/talepler/([0-9a-f-]{36})/", page.url).group(1)
+        found = re.search(r"/talepler/([0-9a-f-]{36})/", page.url)
+        assert found, page.url
+        public_id = found.group(1)
         QuoteRequest.objects.filter(public_id=public_id, sub_agency__isnull=True).update(sub_agency=credit_to)
     wait_for_every_answer(page)
     open_cheapest_confirm(page)

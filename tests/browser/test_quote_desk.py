@@ -62,7 +62,9 @@ def open_cheapest_confirm(page: Page) -> InsurerQuote:
     expect(first).to_have_attribute("data-state", "SUCCEEDED")
     first.get_by_role("link", name="Poliçeleştir").click()
     expect(page.get_by_role("heading", name="Poliçeleştirme onayı")).to_be_visible()
-    quote_pk = re.search(r"/teklifler/(\d+)/policelestir/", page.url).group(1)
+    found = re.search(r"/teklifler/(\d+)/policelestir/", page.url)
+    assert found, page.url
+    quote_pk = found.group(1)
     return InsurerQuote.objects.select_related("insurer").get(pk=quote_pk)
 
 

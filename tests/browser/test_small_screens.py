@@ -112,7 +112,9 @@ def box(locator) -> dict:
 
 
 def assert_within_window(page: Page, what: str, where: dict) -> None:
-    width = page.viewport_size["width"]
+    size = page.viewport_size
+    assert size is not None  # every test here sets one
+    width = size["width"]
     assert where["x"] >= -0.5 and where["x"] + where["width"] <= width + 0.5, f"{what} at {where} leaves {width} px"
 
 

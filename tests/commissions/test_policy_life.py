@@ -32,6 +32,7 @@ def entries(policy: Policy) -> dict[str, PolicyCommission]:
 
 
 def cancel(agents, policy: Policy, **fields) -> Cancellation:
+    assert policy.starts_on is not None  # the fixtures' policies have a period
     values = {"reason": "customer_request", "effective_on": policy.starts_on + timedelta(days=100), **fields}
     started = cancellation_service.cancellation_start(user=agents["ACENTE1"], policy_id=policy.pk, **values)
     return run_to_the_end(started)

@@ -82,7 +82,7 @@ def month(agents, sandbox, quick_cancel_policy, owner, sub_agency, sub_agent):
     return {"kept": kept, "by_sub": by_sub, "cancelled": cancelled, "cancellation": cancellation}
 
 
-def list_sums(user, date_from: date, date_to: date) -> dict[str, Decimal]:
+def list_sums(user, date_from: date, date_to: date) -> dict[str, Decimal | int]:
     """What the policy list holds for the same policies, summed: premiums, refunds, commission."""
     policies = [
         policy
@@ -95,7 +95,7 @@ def list_sums(user, date_from: date, date_to: date) -> dict[str, Decimal]:
     return {
         "policies": len(policies),
         "premium": sum((policy.premium or ZERO for policy in policies), ZERO),
-        "refunds": sum(refunds, ZERO),
+        "refunds": sum((refund or ZERO for refund in refunds), ZERO),
         "cancellations": sum(policy.status == "CANCELLED" for policy in policies),
         "commission": sum((e.amount for e in entries if e.kind == "accrual"), ZERO),
         "sub_agency_commission": sum((e.sub_agency_amount for e in entries if e.kind == "accrual"), ZERO),

@@ -34,6 +34,7 @@ def new_customer_form(**fields) -> dict[str, str]:
 
 def policy_for(customer: Customer, *, ends_in_days: int | None, policy_no: str, via_request: bool = False) -> Policy:
     account = InsurerAccount.objects.filter(agency=customer.agency).select_related("insurer").first()
+    assert account is not None  # every test agency has accounts at the sandbox insurers
     today = timezone.localdate()
     return Policy.objects.create(
         agency=customer.agency,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from integrations.adapters.base import (
     ISSUE_TERM_FIELDS,
@@ -157,7 +157,7 @@ class EgeAdapter(InsurerAdapter):
     credential_fields = ("agent_id", "secret")
     error_table = ERROR_TABLE
     # Nothing in Ege's contract changes the platform's default retry policies.
-    policy_defaults: Mapping[str, Mapping[str, float]] = {}
+    policy_defaults: ClassVar[Mapping[str, Mapping[str, float]]] = {}
     issuance_deduplicated = True
 
     def _call(

@@ -148,7 +148,7 @@ def listed_item(policy: Policy) -> dict[str, Any]:
         "state": POLICY_STATES[policy.status],
         "from": policy.starts_on.isoformat() if policy.starts_on else None,
         "to": policy.ends_on.isoformat() if policy.ends_on else None,
-        "premium": money(policy.premium),
+        "premium": money(policy.premium) if policy.premium is not None else None,
     }
 
 

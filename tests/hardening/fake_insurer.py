@@ -53,6 +53,7 @@ class _FakePool:
 
     def urlopen(self, method: str, url: str, body: Any = None, headers: Any = None, **_: Any) -> HTTPResponse:
         request = self.transport.current_request
+        assert request is not None  # `send` set it before the pool was asked for a connection
         try:
             answer = self.transport.answer_for(request)
         except Exception as exc:

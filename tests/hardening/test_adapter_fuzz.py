@@ -137,7 +137,7 @@ BROKEN_FIELD: dict[str, st.SearchStrategy] = {
 }
 
 # One valid answer per kind, in each insurer's own words (CONTRACTS.md); the fuzz breaks a few fields.
-ANKA = {
+ANKA: dict[str, dict[str, Any]] = {
     "quote": {"quote_no": "AK-T-1", "premium": "1234.50", "currency": "TRY", "valid_until": "2030-01-01T00:00:00Z"},
     "address": {"uavt_code": "1234567890", "address": "Moda Cad. 1", "building_id": "B-1"},
     "policy": {"policy_no": "AK-P-1", "status": "ACTIVE"},
@@ -156,7 +156,7 @@ CINAR = {
     "maintenance": {"success": False, "errorCode": "SYS_MAINTENANCE", "data": {"retry_after_seconds": 2}},
 }
 DENIZ_STATE = {"request_id": "DZ-R-1", "status": "ISSUED", "policy_no": "DZ-P-1"}
-DENIZ = {
+DENIZ: dict[str, dict[str, Any]] = {
     "quote": {
         "quote_id": "DZ-Q-1",
         "gross_premium": {"amount": "1234.50", "currency": "TRY"},
@@ -189,7 +189,7 @@ BOGAZICI = {
 }
 
 # The fifth, test-only insurer (tests/fifth_insurer).
-EGE = {
+EGE: dict[str, dict[str, Any]] = {
     "quote": {
         "ref": "EG-T-1",
         "premium": "1234.50",
@@ -425,7 +425,7 @@ def assert_no_identity(text: str) -> None:
 
 def assert_well_formed_result(operation: str, result: Any) -> None:
     """A success is a complete, typed result: never a half-read answer passed off as one."""
-    expected = {
+    kinds: dict[str, type | tuple[type, ...]] = {
         "trafik_quote": Quote,
         "kasko_quote": Quote,
         "dask_quote": Quote,
@@ -433,7 +433,8 @@ def assert_well_formed_result(operation: str, result: Any) -> None:
         "issue_policy": Policy,
         "policy_status": Policy,
         "find_issued_policy": (Policy, type(None)),
-    }[operation]
+    }
+    expected = kinds[operation]
     assert isinstance(result, expected)
     if isinstance(result, Quote):
         assert isinstance(result.premium, Decimal) and result.premium.is_finite() and result.premium >= 0

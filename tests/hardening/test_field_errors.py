@@ -30,7 +30,7 @@ VALID = {
 # a number with a fraction, an absurd number.
 BAD_TEXT = ["", "   ", "34\x00ABC", "١٢٣٤٥٦٧٨٩٠", "<script>alert(1)</script>", "9" * 300, "1.5", "-99999999999"]
 # What JSON adds: wrong types.
-BAD_JSON = [None, True, [], {"value": 1}, 1e308]
+BAD_JSON: list[object] = [None, True, [], {"value": 1}, 1e308]
 CASES = [(product, field) for product, fields in PRODUCT_FIELDS.items() for field in fields]
 
 

@@ -53,8 +53,10 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.http import StreamingHttpResponse
 from django.test import Client
 from django.utils import timezone
 from openpyxl import load_workbook
@@ -84,7 +86,7 @@ ENDS_IN_DAYS = 20
 class AgencyObjects:
     """One agency's objects of every type (created directly: no insurer call is needed to own them)."""
 
-    user: object
+    user: User
     request: QuoteRequest  # with `quote`, a successful quote nobody issued yet
     quote: InsurerQuote
     issued_request: QuoteRequest  # issued: its SUBMITTED issuance made `policy`
@@ -498,14 +500,16 @@ def policy_export_web(w: World, viewer: str, owner: str) -> None:
     client, own, other = w.web(viewer), w.objects[viewer], w.objects[owner]
     response = client.get("/policeler/disari-aktar/?format=csv")
     assert response.status_code == 200
+    assert isinstance(response, StreamingHttpResponse)  # the CSV is streamed
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")), delimiter=";"))
     cells = {cell for row in rows for cell in row}
     assert own.policy.policy_no in cells and other.policy.policy_no not in cells and len(rows) == 2
     response = client.get("/policeler/disari-aktar/?format=xlsx")
     assert response.status_code == 200
     sheet = load_workbook(io.BytesIO(response.content), read_only=True).active
-    cells = {cell for row in sheet.iter_rows(values_only=True) for cell in row}
-    assert own.policy.policy_no in cells and other.policy.policy_no not in cells
+    assert sheet is not None
+    xlsx_cells = {cell for row in sheet.iter_rows(values_only=True) for cell in row}
+    assert own.policy.policy_no in xlsx_cells and other.policy.policy_no not in xlsx_cells
 
 
 def renewal_list_web(w: World, viewer: str, owner: str) -> None:

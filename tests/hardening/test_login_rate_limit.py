@@ -7,12 +7,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection
+from django.http.response import HttpResponseBase
 from django.test import Client
 from django.urls import resolve
 from django.utils import timezone
@@ -43,19 +45,19 @@ class Door:
     """One password entry point and what it answers: a success, a wrong password."""
 
     name: str
-    post: Callable[..., object]
+    post: Callable[..., HttpResponseBase]
     ok: int
     wrong: int
 
 
-def _form_post(path: str) -> Callable[..., object]:
-    def post(username: str, password: str, ip: str = "203.0.113.7", **meta: str):
+def _form_post(path: str) -> Callable[..., HttpResponseBase]:
+    def post(username: str, password: str, ip: str = "203.0.113.7", **meta: Any) -> HttpResponseBase:
         return Client().post(path, {"username": username, "password": password}, REMOTE_ADDR=ip, **meta)
 
     return post
 
 
-def _token_post(username: str, password: str, ip: str = "203.0.113.7", **meta: str):
+def _token_post(username: str, password: str, ip: str = "203.0.113.7", **meta: Any) -> HttpResponseBase:
     body = {"username": username, "password": password}
     return APIClient().post("/api/auth/token/", body, format="json", REMOTE_ADDR=ip, **meta)
 

@@ -39,7 +39,9 @@ def guess_from_many_addresses(username: str = USERNAME, times: int = 10) -> None
 
 
 def mailed_code(mailoutbox) -> str:
-    return re.search(r"giriş kodunuz: (\d{6})", mailoutbox[-1].body).group(1)
+    found = re.search(r"giriş kodunuz: (\d{6})", mailoutbox[-1].body)
+    assert found, mailoutbox[-1].body
+    return found.group(1)
 
 
 def test_a_guesser_cannot_lock_the_owner_out_the_mailed_code_lets_them_in(owner, mailoutbox):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -54,6 +55,7 @@ def offered_request(
 
     agency = customer.agency
     user = customer.created_by
+    assert user is not None  # the request is made by whoever made the customer
     data = dict(samples.TRAFIK) if product != "dask" else {**samples.DASK_ADDRESS, **samples.DASK_RISK}
     request = QuoteRequest.objects.create(
         agency=agency,
@@ -68,7 +70,7 @@ def offered_request(
     now = timezone.now()
     accounts = InsurerAccount.objects.filter(agency=agency).select_related("insurer").order_by("insurer__code")[:2]
     for index, account in enumerate(accounts):
-        details = {
+        details: dict[str, Any] = {
             "coverages": [
                 {"code": "earthquake" if product == "dask" else "property_damage", "limit": "200000"},
             ]

@@ -112,6 +112,7 @@ class NetgsmStandIn:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address: ("127.0.0.1", port)
         return f"http://{host}:{port}/sms/send/get"
 
     @property

@@ -23,6 +23,7 @@ def cancellations_at(sandbox, code: str, policy_no: str) -> int:
 
 
 def start(agents, policy: Policy, **kwargs) -> Cancellation:
+    assert policy.starts_on is not None  # the fixtures' policies have a period
     fields = {"reason": "customer_request", "effective_on": policy.starts_on.isoformat(), **kwargs}
     return svc.cancellation_start(user=agents["ACENTE1"], policy_id=policy.pk, **fields)
 

@@ -29,7 +29,7 @@ def quoted(agents, code: str, product: str = "trafik", data: dict | None = None)
     row = request.insurer_quotes.get(insurer__code=code)
     quote_requests.insurer_quote_fetch(row.id)
     row.refresh_from_db()
-    assert row.state == "SUCCEEDED", (row.provider_code, row.error_message)
+    assert row.state == "SUCCEEDED", (row.provider_code, row.message)
     return row
 
 

@@ -38,8 +38,9 @@ def csv_rows(response) -> list[list[str]]:
 
 
 def xlsx_rows(response) -> list[tuple]:
-    workbook = openpyxl.load_workbook(io.BytesIO(response.content))
-    return list(workbook.active.iter_rows(values_only=True))
+    sheet = openpyxl.load_workbook(io.BytesIO(response.content)).active
+    assert sheet is not None
+    return list(sheet.iter_rows(values_only=True))
 
 
 def test_csv_is_streamed_with_a_bom_and_turkish_headers(desk, policies):

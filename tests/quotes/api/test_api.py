@@ -600,7 +600,9 @@ def poll(client: APIClient, url: str, done: Callable[[dict], bool], *, timeout: 
         body = client.get(url).json()
         return body if done(body) else None
 
-    return wait_until(check, timeout=timeout, interval=0.2)
+    body = wait_until(check, timeout=timeout, interval=0.2)
+    assert body is not None  # wait_until returns a truthy answer only
+    return body
 
 
 @pytest.mark.django_db(transaction=True)
