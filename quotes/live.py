@@ -185,8 +185,8 @@ def results_versions(request_ids: Iterable[int]) -> dict[int, str]:
     rows = InsurerQuote.objects.filter(request_id__in=ids).values_list(
         "request_id", "id", "state", "attempt", "max_attempts"
     )
-    for request_id, *fields in rows:
-        grouped.setdefault(request_id, []).append(tuple(fields))
+    for request_id, pk, state, attempt, max_attempts in rows:
+        grouped.setdefault(request_id, []).append((pk, state, attempt, max_attempts))
     return {request_id: results_version(grouped.get(request_id, [])) for request_id in ids}
 
 

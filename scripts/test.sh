@@ -11,10 +11,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 
-# The checks, before anything slow: the lock matches pyproject.toml, lint, formatting.
+# The checks, before anything slow: the lock matches pyproject.toml, lint, formatting, types.
 bash scripts/lock.sh --check
 .venv/bin/ruff check --quiet .
 .venv/bin/ruff format --check --quiet .
+.venv/bin/mypy .
 
 bash scripts/install-services.sh
 export DJANGO_SETTINGS_MODULE=insurehub.settings.test

@@ -14,7 +14,9 @@ comparison shows every insurer's column whole. Each page's screenshot is kept
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -111,7 +113,8 @@ def box(locator) -> dict:
     return locator.bounding_box()
 
 
-def assert_within_window(page: Page, what: str, where: dict) -> None:
+def assert_within_window(page: Page, what: str, where: Mapping[str, Any] | None) -> None:
+    assert where is not None, f"{what} is not drawn"
     size = page.viewport_size
     assert size is not None  # every test here sets one
     width = size["width"]
