@@ -6,9 +6,10 @@ db host's PostgreSQL. So each step that needs the run's database is one short pr
 root namespace on the Unix sockets (`Hosts.local_env()`): it prints one JSON line and exits.
 
 Commands: `prepare` (schema, insurers and accounts, policies, quick retry policies, the work pump
-as the only schedule), `policies` (replace the policies), `clusters` (wait until N qclusters
-report to the broker), `enqueue` (a sync run handed to N drain tasks), `wait` (until a share is
-submitted, or until nothing is open), `report` (every item of the run).
+as the only schedule), `policies` (replace the policies and everything made for them),
+`clusters` (wait until N qclusters report to the broker), `enqueue` (a sync run handed to N drain
+tasks), `wait` (until a share is submitted, or until nothing is open), `report` (every item of
+the run).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import asdict
 from typing import Any
 
 OPEN_STATES = ("QUEUED", "IN_FLIGHT", "PENDING")
@@ -28,6 +30,7 @@ def prepare(spec: dict[str, Any]) -> dict[str, Any]:
 
     from integrations.demo import demo_data_seed
     from integrations.models import Insurer, InsurerAccount, OperationPolicy
+    from integrations.retry_policies import default_policy
     from sandbox import DEFAULT_ACCOUNTS
     from sync.schedules import ensure_schedules
 
@@ -36,7 +39,8 @@ def prepare(spec: dict[str, Any]) -> dict[str, Any]:
     codes = spec.get("codes") or list(spec["urls"])
     InsurerAccount.objects.exclude(insurer__code__in=codes).update(is_active=False)
     for insurer in Insurer.objects.filter(code__in=codes):
-        for operation, values in spec.get("operation_policies", {}).items():
+        for operation, fields in spec.get("operation_policies", {}).items():
+            values = {**asdict(default_policy(operation)), **fields}  # as an admin's override is stored
             OperationPolicy.objects.update_or_create(insurer=insurer, operation=operation, defaults=values)
     ensure_schedules()
     Schedule.objects.exclude(func="sync.tasks.work_pump").delete()
@@ -46,11 +50,13 @@ def prepare(spec: dict[str, Any]) -> dict[str, Any]:
 def policies(spec: dict[str, Any]) -> dict[str, Any]:
     """`count` ACTIVE policies, round robin over the active accounts of `codes`, numbered as the
     sandbox expects (`<PREFIX>-P-<tag>-<n>`); earlier runs, items and policies deleted first."""
+    from documents.models import PolicyDocument
     from integrations.models import InsurerAccount
     from quotes.models import Policy
     from sandbox import insurer_class
     from sync.models import SyncItem, SyncRun
 
+    PolicyDocument.objects.all().delete()  # the work pump's missing-documents scan made them
     SyncItem.objects.all().delete()
     SyncRun.objects.all().delete()
     Policy.objects.all().delete()

@@ -25,12 +25,13 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bench import hosts_ctl
-from bench.netns import HostProbe, Hosts, unavailable
+from bench.netns import HostProbe, Hosts, Served, unavailable
 from tests.conftest import ARTIFACTS_DIR
 
 pytestmark = [pytest.mark.scaleout]
@@ -38,6 +39,10 @@ pytestmark = [pytest.mark.scaleout]
 POLICIES = int(os.environ.get("NETNS_POLICIES", "4000"))
 CODES = ("anka", "bogazici", "cinar", "deniz")
 CUT_SECONDS = 10.0
+# Past the lease (~36 s) and a pump pass: enough policies that both hosts still have work after.
+LONG_CUT_SECONDS = 50.0
+LONG_CUT_POLICIES = int(os.environ.get("NETNS_LONG_CUT_POLICIES", "6000"))
+FINAL_STATES = ("SUBMITTED", "FAILED", "DEFERRED")
 CANCELLED_EVERY = 7
 # Status checks in seconds, as the other scale-out suites run them: the lease is
 # min(deadline, 4 x (timeout + connect)) + 30 s, ~36 s, longer than the cut.
@@ -66,7 +71,27 @@ def hosts():
         assert not made.leftovers(), f"namespaces left behind: {made.leftovers()}"
 
 
-def test_a_worker_host_cut_off_mid_sync_loses_nothing_and_rejoins(hosts):
+@dataclass
+class CutRun:
+    """What one sync with a cut saw: the run's items, the insurers' calls, the cut's span."""
+
+    expected: dict[str, str]
+    items: list[list]
+    stored: dict[str, str]
+    finished: bool
+    open_after: dict[str, int]
+    calls: list[Served]
+    in_flight_at_cut: set[str]
+    cut_at: float
+    mended_at: float
+    worker_ip: dict[int, str]
+
+    def by_host(self, n: int, *, after: float = 0.0, before: float = float("inf")) -> list[Served]:
+        return [e for e in self.calls if e.peer == self.worker_ip[n] and after < e.at < before]
+
+
+def _sync_with_a_cut(hosts: Hosts, *, policies: int, cut_seconds: float, name: str) -> CutRun:
+    """Two worker hosts sync `policies`; host 1 is cut off for `cut_seconds` once 30 % are done."""
     report = []
     servers = hosts.start_sandbox(CODES, {"known_policies_only": False, "latency_ms": [20, 60]})
     probe = HostProbe(servers)
@@ -80,7 +105,7 @@ def test_a_worker_host_cut_off_mid_sync_loses_nothing_and_rejoins(hosts):
             "urls": {code: server.base_url for code, server in servers.items()},
             "codes": list(CODES),
             "contract": 60.0,
-            "count": POLICIES,
+            "count": policies,
             "tag": "NS",
             "operation_policies": {"policy_status": QUICK_STATUS},
         },
@@ -96,58 +121,101 @@ def test_a_worker_host_cut_off_mid_sync_loses_nothing_and_rejoins(hosts):
     one, two = hosts.qcluster(1, env), hosts.qcluster(2, env)
     hosts_ctl.call(local, "clusters", {"count": 2, "timeout": 120})
     run = hosts_ctl.call(local, "enqueue", {"drains": 8})
-    assert run["queued"] == POLICIES
+    assert run["queued"] == policies
     started = time.time()
 
-    hosts_ctl.call(local, "wait", {"run": run["run"], "submitted": int(POLICIES * 0.3), "timeout": 180})
+    hosts_ctl.call(local, "wait", {"run": run["run"], "submitted": int(policies * 0.3), "timeout": 180})
     hosts.cut(1)
     cut_at = time.time()
     at_cut = hosts_ctl.call(local, "wait", {"run": run["run"], "submitted": 0})
-    in_flight_at_cut = set(at_cut["in_flight"])
-    report.append(f"cut host 1 at {cut_at - started:.1f} s: {at_cut['states']}, {len(in_flight_at_cut)} in flight")
-    time.sleep(max(0.0, cut_at + CUT_SECONDS - time.time()))
+    report.append(f"cut host 1 at {cut_at - started:.1f} s: {at_cut['states']}, {len(at_cut['in_flight'])} in flight")
+    time.sleep(max(0.0, cut_at + cut_seconds - time.time()))
     hosts.mend(1)
     mended_at = time.time()
 
     done = hosts_ctl.call(local, "wait", {"run": run["run"], "timeout": 300}, timeout=360)
-    report.append(f"after {time.time() - started:.1f} s: {done['states']}")
+    report.append(f"all final after {time.time() - started:.1f} s: {done['states']}")
     result = hosts_ctl.call(local, "report", {"run": run["run"], "finished_within": 90})
-    calls = probe.calls(operation="policy_status")
-    by_host = {n: [e for e in calls if e.peer == hosts.worker_ip(n)] for n in (1, 2)}
-    during = {n: [e for e in by_host[n] if cut_at + 1.0 < e.at < mended_at] for n in (1, 2)}
-    after = [e for e in by_host[1] if e.at > mended_at]
-    report.append(
-        f"calls by host: {{1: {len(by_host[1])}, 2: {len(by_host[2])}}}; during the cut: "
-        f"{{1: {len(during[1])}, 2: {len(during[2])}}}; host 1 after: {len(after)}"
+    outcome = CutRun(
+        expected=expected,
+        items=result["items"],
+        stored=result["stored"],
+        finished=result["finished"],
+        open_after={k: v for k, v in done["states"].items() if k not in FINAL_STATES},
+        calls=probe.calls(operation="policy_status"),
+        in_flight_at_cut=set(at_cut["in_flight"]),
+        cut_at=cut_at,
+        mended_at=mended_at,
+        worker_ip={n: hosts.worker_ip(n) for n in (1, 2)},
     )
-    (Path(ARTIFACTS_DIR) / "scaleout-netns-hosts.txt").write_text("\n".join(report) + "\n", encoding="utf-8")
+    during = {n: len(outcome.by_host(n, after=cut_at + 1.0, before=mended_at)) for n in (1, 2)}
+    report.append(
+        f"calls by host: {{1: {len(outcome.by_host(1))}, 2: {len(outcome.by_host(2))}}}; during the cut: {during}; "
+        f"host 1 after: {len(outcome.by_host(1, after=mended_at))}; reclaimed: {sum(row[4] for row in outcome.items)}"
+    )
+    (Path(ARTIFACTS_DIR) / f"{name}.txt").write_text("\n".join(report) + "\n", encoding="utf-8")
     assert one.poll() is None and two.poll() is None, "a qcluster exited"
-    assert done["done"], f"items still open: {done['states']}"
+    return outcome
 
-    # Nothing lost: one item per policy, each SUBMITTED with the insurer's status, stored.
-    items = result["items"]
-    assert len(items) == POLICIES and {row[0] for row in items} == set(expected)
-    assert Counter(row[1] for row in items) == {"SUBMITTED": POLICIES}, Counter(row[1] for row in items)
+
+def _assert_none_lost_none_doubled(run: CutRun) -> None:
+    """One item per policy, each SUBMITTED with its insurer's status, stored; one clean answer per
+    policy at its insurer, two at most for what was in flight when the cable was pulled."""
+    assert not run.open_after, f"items still open: {run.open_after}"
+    items, expected = run.items, run.expected
+    assert len(items) == len(expected) and {row[0] for row in items} == set(expected)
+    states = Counter(row[1] for row in items)
+    assert states == {"SUBMITTED": len(expected)}, states
     for number, _, observed, *_ in items:
         assert observed == expected[number], (number, observed)
-    assert {no: result["stored"][no] for no in expected} == expected
-    assert result["finished"], "the run was never marked finished"
+    assert {no: run.stored[no] for no in expected} == expected
+    assert run.finished, "the run was never marked finished"
+
+    clean = Counter(e.key for e in run.calls if e.clean)
+    assert set(clean) >= set(expected)
+    twice = {no: n for no, n in clean.items() if n > 1 and no not in run.in_flight_at_cut}
+    assert not twice, f"policies synced twice: {dict(list(twice.items())[:10])}"
+    thrice = {no: clean[no] for no in run.in_flight_at_cut if clean[no] > 2}
+    assert not thrice, thrice
+
+
+def _assert_cut_real_and_host_rejoined(run: CutRun) -> None:
+    """No call from host 1 reached an insurer while it was cut off; host 2 carried on; host 1
+    synced policies it had not held before once its link was back."""
+    during = run.by_host(1, after=run.cut_at + 1.0, before=run.mended_at)
+    assert not during, f"host 1 reached the insurers while cut off: {during[:5]}"
+    carried = run.by_host(2, after=run.cut_at, before=run.mended_at)
+    assert len(carried) >= 20, f"host 2 did {len(carried)} calls while host 1 was cut off"
+    fresh = {e.key for e in run.by_host(1, after=run.mended_at) if e.clean} - run.in_flight_at_cut
+    assert len(fresh) >= 10, f"host 1 synced {len(fresh)} new policies after its link came back"
+
+
+def test_a_worker_host_cut_off_mid_sync_loses_nothing_and_rejoins(hosts):
+    """A 10 s cut, shorter than the lease: nobody takes the cut host's items back."""
+    run = _sync_with_a_cut(hosts, policies=POLICIES, cut_seconds=CUT_SECONDS, name="scaleout-netns-hosts")
+    _assert_none_lost_none_doubled(run)
     # The lease (~36 s) outlives the cut: no item was taken back from the cut host; it finished
     # what it held itself once its link was back (its late writes are under the lease it claimed).
-    assert sum(row[4] for row in items) == 0, [row for row in items if row[4]][:10]
+    reclaimed = [row for row in run.items if row[4]]
+    assert not reclaimed, reclaimed[:10]
+    _assert_cut_real_and_host_rejoined(run)
 
-    # Nothing done twice: one clean answer per policy; two at most for what was in flight at the cut.
-    clean = Counter(e.key for e in calls if e.clean)
-    assert set(clean) >= set(expected)
-    twice = {no: n for no, n in clean.items() if n > 1 and no not in in_flight_at_cut}
-    assert not twice, f"policies synced twice: {dict(list(twice.items())[:10])}"
-    assert all(clean[no] <= 2 for no in in_flight_at_cut), {no: clean[no] for no in in_flight_at_cut if clean[no] > 2}
 
-    # The cut was real, the other host carried on, and the cut host rejoined with new work.
-    assert not during[1], f"host 1 reached the insurers while cut off: {during[1][:5]}"
-    assert len(during[2]) >= 20, f"host 2 did {len(during[2])} calls while host 1 was cut off"
-    fresh = {e.key for e in after if e.clean} - in_flight_at_cut
-    assert len(fresh) >= 10, f"host 1 synced {len(fresh)} new policies after its link came back"
+def test_a_cut_longer_than_the_lease_hands_the_items_to_the_other_host_once(hosts):
+    """A cut that outlives the lease: the other host's work pump takes the cut host's items back
+    and syncs them; when the cut host's late answers arrive, the lease fence drops them."""
+    run = _sync_with_a_cut(
+        hosts, policies=LONG_CUT_POLICIES, cut_seconds=LONG_CUT_SECONDS, name="scaleout-netns-long-cut"
+    )
+    _assert_none_lost_none_doubled(run)
+    reclaims = {row[0]: row[4] for row in run.items if row[4]}
+    assert reclaims, "no item was taken back from the cut host although its leases ran out"
+    assert set(reclaims) <= run.in_flight_at_cut, sorted(set(reclaims) - run.in_flight_at_cut)[:10]
+    assert set(reclaims.values()) == {1}, reclaims
+    # Every item taken back was synced by host 2 (host 1 could not reach the insurers).
+    by_two = {e.key for e in run.by_host(2, after=run.cut_at, before=run.mended_at) if e.clean}
+    assert set(reclaims) <= by_two, sorted(set(reclaims) - by_two)[:10]
+    _assert_cut_real_and_host_rejoined(run)
 
 
 def _accounts(code: str) -> list[dict]:
