@@ -6,18 +6,20 @@ skips saying why): a db host with PostgreSQL, Redis and the sandbox insurers, a 
 `manage.py qcluster` that reaches all of it over its veth. The run's database is the db host's,
 not pytest's: a controller process on the Unix sockets prepares and reads it (`bench/hosts_ctl.py`).
 
-Mid-sync, host 1's cable is pulled for 10 s (the db end of its veth down) and put back. What the
-platform promises, and what this asserts:
+Mid-sync, host 1's cable is pulled (the db end of its veth down) and put back: for 10 s, shorter
+than the lease, and for 50 s, longer. What the platform promises, and what this asserts:
 
 * nothing is lost and nothing is done twice: one item per policy, every one SUBMITTED with the
   status its insurer holds, stored on the policy; each policy got exactly one clean answer from
   its insurer, except the items in flight when the cable was pulled: their calls may have reached
-  the insurer with the answer lost on the way back, so a retry (or the lease, had the cut outlived
-  it) asks once more — a status read, harmless — and never more than twice;
+  the insurer with the answer lost on the way back, so a retry, or the host that took the item
+  back, asks once more — a status read, harmless — and never more than twice;
 * the cut is real: host 1's calls stop reaching the insurers while its link is down;
-* the other host carries on meanwhile, and the cut host rejoins: after the link is back it
-  finishes what it held (its lease, ~36 s here, outlives the 10 s cut, so nobody took it back)
-  and does new work.
+* the other host carries on meanwhile, and the cut host rejoins with new work once its link is
+  back;
+* the lease decides who finishes what the cut host held: under a short cut nobody takes it back
+  (the cut host finishes it); under a long one the other host's pump takes each item back once
+  and syncs it, and the cut host's late answers are dropped by the lease fence.
 """
 
 from __future__ import annotations
