@@ -143,7 +143,7 @@ def _rate(s: dict[str, Any], count: int) -> str:
 
 def summary_rows(s: dict[str, Any]) -> list[list[str]]:
     if s.get("skipped"):
-        return [[LABEL, f"≥ {TARGET_RATIO}×", "—", "—", "skipped"]]
+        return [[LABEL, f"≥ {TARGET_RATIO}×", "—", "—", f"skipped: {s['skipped']}"]]
     ratio = s.get("ratio")
     mark = "" if ratio is None else (" ✅" if ratio >= TARGET_RATIO else " ❌")
     cell = "—" if ratio is None else f"**{ratio:.2f}×** ({_rate(s, 1)} → {_rate(s, 2)}){mark}"
