@@ -20,7 +20,8 @@ its half-open connections, packets are dropped); `mend(n)` brings it back. The c
 (root namespace) reaches PostgreSQL and Redis through their Unix sockets (not namespaced), so a
 controller process can prepare data and watch the run without being on the network under test.
 
-Everything is torn down in `close()` (also at exit): processes, namespaces, the temporary directory.
+Everything is torn down in `close()` (also at exit): processes, namespaces, the temporary directory;
+namespaces a killed run left behind are swept by the next one (`sweep_stale()`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import asyncio
 import atexit
 import ctypes
 import os
+import re
 import shutil
 import signal
 import socket
@@ -115,6 +117,27 @@ def inside(namespace: str) -> Iterator[None]:
         os.close(own)
 
 
+def sweep_stale() -> list[str]:
+    """Remove the namespaces of earlier runs whose process is gone (SIGKILLed before its clean-up
+    could run), and the processes still inside them; returns their names."""
+    listed = subprocess.run([IP, "netns", "list"], capture_output=True, text=True).stdout
+    swept = []
+    for line in listed.splitlines():
+        name = line.split()[0] if line.strip() else ""
+        match = re.fullmatch(r"ih-(\d+)-\d+-(?:db|w\d+)", name)
+        if not match or os.path.exists(f"/proc/{match.group(1)}"):
+            continue
+        pids = subprocess.run([IP, "netns", "pids", name], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        subprocess.run([IP, "netns", "del", name], capture_output=True)
+        swept.append(name)
+    return swept
+
+
 class Served(NamedTuple):
     """One business call as a sandbox insurer served it, and from which host (its address)."""
 
@@ -165,6 +188,7 @@ class Hosts:
     """A db host and `workers` worker hosts (network namespaces) with PostgreSQL, Redis and proxies."""
 
     def __init__(self, workers: int = 2, *, delay_ms: float = 2.0, log_dir: str | os.PathLike | None = None) -> None:
+        sweep_stale()
         self.tag = f"ih-{os.getpid()}-{int(time.time() * 1000) % 100000}"
         self.db = f"{self.tag}-db"
         self.workers = [f"{self.tag}-w{n}" for n in range(1, workers + 1)]
@@ -176,6 +200,7 @@ class Hosts:
         self._processes: list[subprocess.Popen] = []
         self._clusters: list[subprocess.Popen] = []
         self._servers: dict[str, Any] = {}
+        self._logs: list[Any] = []
         self._pg_data = os.path.join(self.dir, "pg")
         self._pg_started = False
         self._closed = False
@@ -273,7 +298,7 @@ class Hosts:
         )
 
     def _redis(self) -> None:
-        log = open(self.log_dir / "redis.log", "ab")
+        log = self._log("redis.log")
         command = [IP, "netns", "exec", self.db, shutil.which("redis-server") or "redis-server"]
         command += ["--bind", DB_IP, "--port", str(REDIS_PORT), "--save", "", "--appendonly", "no"]
         command += ["--protected-mode", "no", "--unixsocket", f"{self.dir}/redis.sock", "--unixsocketperm", "777"]
@@ -285,10 +310,15 @@ class Hosts:
             time.sleep(0.05)
 
     def _proxy(self, namespace: str, name: str, mapping: Sequence[tuple[str, str]], delay_ms: float) -> None:
-        log = open(self.log_dir / f"{name}.log", "ab")
+        log = self._log(f"{name}.log")
         command = [IP, "netns", "exec", namespace, sys.executable, "-m", "bench.netns", "proxy", str(delay_ms)]
         command += [f"{listen}={target}" for listen, target in mapping]
         self._processes.append(subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT))
+
+    def _log(self, name: str) -> Any:
+        log = open(self.log_dir / name, "ab")  # closed in close(), after its process
+        self._logs.append(log)
+        return log
 
     def _wait_port(self, namespace: str, host: str, port: int, timeout: float = 20.0) -> None:
         deadline = time.monotonic() + timeout
@@ -328,7 +358,7 @@ class Hosts:
 
     def qcluster(self, n: int, env: Mapping[str, str], log_name: str | None = None) -> subprocess.Popen:
         """`manage.py qcluster` on worker host n (1-based), in a session of its own."""
-        log = open(self.log_dir / (log_name or f"qcluster-w{n}.log"), "ab")
+        log = self._log(log_name or f"qcluster-w{n}.log")
         process = subprocess.Popen(
             [IP, "netns", "exec", self.workers[n - 1], sys.executable, "manage.py", "qcluster"],
             cwd=REPO_ROOT,
@@ -402,6 +432,8 @@ class Hosts:
             )
         for name in reversed(self._namespaces):
             subprocess.run([IP, "netns", "del", name], capture_output=True)
+        for log in self._logs:
+            log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def leftovers(self) -> list[str]:
