@@ -117,6 +117,19 @@ def inside(namespace: str) -> Iterator[None]:
         os.close(own)
 
 
+def _exit_cleanly_on_sigterm() -> None:
+    """SIGTERM (a CI timeout, `kill`) as SystemExit in the main thread, where nothing else handles
+    it: `finally` blocks and atexit then run, and `close()` with them. SIGKILL is `sweep_stale`'s."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+
+        def stop(signum: int, frame: Any) -> None:
+            raise SystemExit(128 + signum)
+
+        signal.signal(signal.SIGTERM, stop)
+
+
 def sweep_stale() -> list[str]:
     """Remove the namespaces of earlier runs whose process is gone (SIGKILLed before its clean-up
     could run), and the processes still inside them; returns their names."""
@@ -232,6 +245,7 @@ class Hosts:
     # --- bring-up ---------------------------------------------------------------------------------
 
     def start(self) -> Hosts:
+        _exit_cleanly_on_sigterm()
         try:
             self._topology()
             self._postgres()
