@@ -117,17 +117,20 @@ def inside(namespace: str) -> Iterator[None]:
         os.close(own)
 
 
-def _exit_cleanly_on_sigterm() -> None:
-    """SIGTERM (a CI timeout, `kill`) as SystemExit in the main thread, where nothing else handles
-    it: `finally` blocks and atexit then run, and `close()` with them. SIGKILL is `sweep_stale`'s."""
+def _exit_cleanly_on_sigterm() -> bool:
+    """SIGTERM (a CI timeout, `kill`) as SystemExit in the main thread while hosts are up, where
+    nothing else handles it: `finally` blocks and atexit then run, and `close()` with them (which
+    puts the default back). SIGKILL is `sweep_stale`'s. Whether the handler was installed."""
     if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        return False
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return False
 
-        def stop(signum: int, frame: Any) -> None:
-            raise SystemExit(128 + signum)
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
 
-        signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGTERM, stop)
+    return True
 
 
 def sweep_stale() -> list[str]:
@@ -217,6 +220,7 @@ class Hosts:
         self._pg_data = os.path.join(self.dir, "pg")
         self._pg_started = False
         self._closed = False
+        self._sigterm = False
         atexit.register(self.close)
 
     # --- addresses --------------------------------------------------------------------------------
@@ -245,7 +249,7 @@ class Hosts:
     # --- bring-up ---------------------------------------------------------------------------------
 
     def start(self) -> Hosts:
-        _exit_cleanly_on_sigterm()
+        self._sigterm = _exit_cleanly_on_sigterm()
         try:
             self._topology()
             self._postgres()
@@ -427,6 +431,8 @@ class Hosts:
         if self._closed:
             return
         self._closed = True
+        if self._sigterm and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
         for process in self._clusters:
             if process.poll() is None:
                 self.stop_cluster(process)

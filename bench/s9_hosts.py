@@ -17,6 +17,7 @@ them the scenario reports "skipped: <why>".
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,11 @@ def run(world: World) -> dict[str, Any]:
         hosts_ctl.call(local, "prepare", spec)
         runs = {}
         for count in p["hosts"]:
+            mark = len(probe.events)
             runs[str(count)] = _sync_on(hosts, local, spec, count, p)
+            # Which host made the calls: an idle host (drains stuck behind the pump) shows here.
+            peers = Counter(e.peer for e in probe.events[mark:] if e.operation == "policy_status")
+            runs[str(count)]["calls_by_host"] = {str(n): peers.get(hosts.worker_ip(n), 0) for n in range(1, count + 1)}
         events = probe.calls(operation="policy_status")
     finally:
         hosts.close()
@@ -91,7 +96,7 @@ def run(world: World) -> dict[str, Any]:
     for k, r in sorted(runs.items()):
         print(
             f"  s9 {k} host(s): {r['final']}/{r['policies']} final in {r['seconds']:.1f}s = "
-            f"{r['items_per_s']:.1f} items/s",
+            f"{r['items_per_s']:.1f} items/s (calls by host {r.get('calls_by_host')})",
             flush=True,
         )
     if out["ratio"] is not None:
@@ -166,9 +171,12 @@ def markdown(s: dict[str, Any], plot: str | None) -> list[str]:
     ]
     if s.get("skipped"):
         return [*lines, f"Skipped: {s['skipped']}."]
-    lines += ["| hosts | final | seconds | items/s |", "|---|---|---|---|"]
+    lines += ["| hosts | final | seconds | items/s | calls by host |", "|---|---|---|---|---|"]
     for key, r in sorted(s["runs"].items(), key=lambda kv: int(kv[0])):
-        lines.append(f"| {key} | {r['final']:,} / {r['policies']:,} | {r['seconds']:.1f} | {_rate(s, int(key))} |")
+        spread = " / ".join(f"{n:,}" for n in (r.get("calls_by_host") or {}).values()) or "—"
+        lines.append(
+            f"| {key} | {r['final']:,} / {r['policies']:,} | {r['seconds']:.1f} | {_rate(s, int(key))} | {spread} |"
+        )
     ratio = s.get("ratio")
     lines += [
         "",
