@@ -53,6 +53,7 @@ PENDING_TARGETS = {
     ),
     "scaleout": ("scale-out: two qcluster processes, PostgreSQL + Redis", "≥ 1.8× one"),
     "screen": ("agent's screen: answer stored → row shown, 50 agents", "p95 ≤ 150 ms"),
+    "hosts": ("scale-out across hosts: 2 worker hosts ÷ 1 (network namespaces)", "≥ 1.9× one"),
 }
 SUMMARY_HEADER = ["scenario", "target", "naive", "plain tenacity", "platform"]
 
