@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import ctypes
+import functools
 import os
 import re
 import shutil
@@ -511,9 +512,7 @@ async def _serve(delay: float, mapping: list[tuple[tuple[str, int], tuple[str, i
 
     servers = []
     for listen, target in mapping:
-        servers.append(
-            await asyncio.start_server(lambda r, w, t=target: handle(t, r, w), listen[0], listen[1], backlog=512)
-        )
+        servers.append(await asyncio.start_server(functools.partial(handle, target), listen[0], listen[1], backlog=512))
     await asyncio.gather(*(s.serve_forever() for s in servers))
 
 
