@@ -26,6 +26,7 @@ SCENARIOS: dict[str, str] = {
     "overload": "bench.s6_overload",
     "scaleout": "bench.s7_scaleout",
     "screen": "bench.s8_screen",
+    "deskload": "bench.s10_desk_load",
 }
 # Rendered by bench/report.py itself (their modules predate the summary_rows/markdown/plot contract).
 BUILT_IN_RENDERERS = ("rate", "storm", "fanout", "overhead", "mixed")
