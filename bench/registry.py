@@ -27,6 +27,7 @@ SCENARIOS: dict[str, str] = {
     "scaleout": "bench.s7_scaleout",
     "screen": "bench.s8_screen",
     "hosts": "bench.s9_hosts",
+    "deskload": "bench.s10_desk_load",
 }
 # Rendered by bench/report.py itself (their modules predate the summary_rows/markdown/plot contract).
 BUILT_IN_RENDERERS = ("rate", "storm", "fanout", "overhead", "mixed")

@@ -29,6 +29,12 @@ DATABASES = {
 if os.environ.get("BENCH_DATABASE_URL"):  # as production reads DATABASE_URL (insurehub.settings.base)
     DATABASES = {"default": database_from_url(os.environ["BENCH_DATABASE_URL"])}  # noqa: F405
 
+# The desk-load scenario (bench/s10_desk_load.py) serves through gunicorn's several workers: the
+# open live-stream slots must be counted where every worker (and the bench, after) sees them —
+# the database cache table, as production without Redis.
+if os.environ.get("BENCH_CACHE") == "db":
+    CACHES = _product_settings.caches_from_env({})
+
 # The shared send-rate/retry-budget state and django-q2's broker: Redis only when the benchmark
 # asks for it (the fan-out scenario's Redis run), whatever REDIS_URL the shell has.
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "")
