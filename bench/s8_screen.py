@@ -132,15 +132,20 @@ def run(world: World) -> dict[str, Any]:
     policy_overrides_clear()
     for code in codes:
         world.add_accounts(code, [AGENCY])  # the sandbox's side; the platform's accounts per flavour
-    out: dict[str, Any] = {"params": p, "insurers": codes, "flavours": {}}
-    # Embedded: the bench's own SQLite file, the web and the qcluster on it.
-    for code in codes:
-        platform_account(world, code, AGENCY, contracted_rate=50.0)
-    users = _agent_sessions(p["agents"])
-    print("  s8 embedded (SQLite, ORM broker, 25 ms watcher):", flush=True)
-    embedded = _measure(users, p, MODES, Path(world.raw_dir) / "agents", "embedded")
-    out["modes"], out["web_rss_mb"] = embedded["modes"], embedded["web_rss_mb"]
-    out["flavours"]["embedded"] = embedded
+    out: dict[str, Any] = {"params": p, "insurers": codes, "flavours": {}, "modes": {}}
+    # `BENCH_SCREEN_FLAVOURS=postgres-redis` (a comma list): a look at some flavours only.
+    chosen = [f.strip() for f in os.environ.get("BENCH_SCREEN_FLAVOURS", "").split(",") if f.strip()] or FLAVOURS
+    if "embedded" in chosen:
+        # Embedded: the bench's own SQLite file, the web and the qcluster on it.
+        for code in codes:
+            platform_account(world, code, AGENCY, contracted_rate=50.0)
+        users = _agent_sessions(p["agents"])
+        print("  s8 embedded (SQLite, ORM broker, 25 ms watcher):", flush=True)
+        embedded = _measure(users, p, MODES, Path(world.raw_dir) / "agents", "embedded")
+        out["modes"], out["web_rss_mb"] = embedded["modes"], embedded["web_rss_mb"]
+        out["flavours"]["embedded"] = embedded
+    if "postgres-redis" not in chosen:
+        return out
     # PostgreSQL + Redis: a child process on the throw-away servers (the bench process stays on
     # SQLite); the web and qcluster it starts inherit BENCH_DATABASE_URL and BENCH_REDIS_URL.
     redis_url = world.redis_url()
