@@ -375,9 +375,7 @@ def _whole_amount(value: object) -> int | None:
         return value
     if not isinstance(value, str):
         return None
-    text = value.strip()
-    if text.endswith(".00"):
-        text = text[:-3]
+    text = value.strip().removesuffix(".00")
     if not text.isascii() or not text.isdigit() or len(text) > 12:
         return None
     return int(text)

@@ -19,6 +19,7 @@ from django.urls import reverse
 
 from customers.models import CustomerErasure
 from insurehub.errors import Forbidden, Invalid
+from integrations.masking import mask_and_cut
 from outreach import selectors
 from outreach.models import Channel, OutboundMessage
 from outreach.services.offer_pdf import OfferPdf, offer_pdf
@@ -111,7 +112,7 @@ def offer_send(*, user: User, quote_request: QuoteRequest, channel: str) -> Outb
     )
     if channel == Channel.EMAIL:
         document = offer_document(quote_request=quote_request, agent=user)
-        message.subject = f"{product} sigorta teklifiniz — {quote_request.agency.name}"[:200]
+        message.subject = mask_and_cut(f"{product} sigorta teklifiniz — {quote_request.agency.name}", 200)
         message.body = (
             f"Sayın {customer.name},\n\n{product} sigortası için aldığımız teklifler ekteki PDF'te.\n"
             f"Sorularınız için bize ulaşabilirsiniz.\n\n{contact_text(contact)}\n"

@@ -18,6 +18,7 @@ from quotes.services import issuance as issuance_service
 from quotes.services import quote_requests
 from tests import samples
 from tests.quotes.conftest import quick_issuance_policy  # noqa: F401 - a fixture
+from tests.quotes.request_samples import tasks_not_sent
 
 INSURERS = registered_codes()
 
@@ -42,12 +43,15 @@ def quick_document_policy(seeded_accounts):
 
 
 @pytest.fixture
-def issue(agents, sandbox, quick_issuance_policy, quick_document_policy) -> Callable[..., Policy]:  # noqa: F811
+def issue(agents, sandbox, quick_issuance_policy, quick_document_policy, monkeypatch) -> Callable[..., Policy]:  # noqa: F811
     """Issue a trafik policy at `code` for ACENTE1 (or `agency`) through the quote desk's services.
 
     Issuing asks for the policy's document at once (tests/quotes/test_issuance_followups.py);
-    these tests start from a policy without one, unless `with_document`.
+    these tests start from a policy without one, unless `with_document`. No task is sent for the
+    request or the issuance: the fixture works them itself, so a qcluster an earlier test of the
+    session started cannot take the issuance first (this call would then find it in flight).
     """
+    tasks_not_sent(monkeypatch)
 
     def make(code: str, agency: str = "ACENTE1", *, with_document: bool = False) -> Policy:
         user = agents[agency]

@@ -101,7 +101,9 @@ def test_a_code_seen_only_on_look_ups_is_said_to_prove_nothing(seeded_accounts, 
     assert "look-up-only" in page and "hiçbir zaman kanıtlamaz" in page
 
 
-def test_a_look_up_refusal_mapped_to_permanent_still_proves_nothing(agents, sandbox, seeded_accounts, admin_user):
+def test_a_look_up_refusal_mapped_to_permanent_still_proves_nothing(
+    agents, sandbox, seeded_accounts, admin_user, django_capture_on_commit_callbacks
+):
     """Even an admin's permanent mapping of a look-up's code leaves the outcome unknown: the
     issuance is asked about again and ends with the one policy the lost send made."""
     from integrations.retry_policies import clear_policy_cache
@@ -113,7 +115,10 @@ def test_a_look_up_refusal_mapped_to_permanent_still_proves_nothing(agents, sand
     issuance_policy_override(
         max_attempts=4, base_delay=0.05, max_delay=0.2, deadline=20.0, attempt_timeout=1.0, settling_seconds=0.0
     )
-    error_mapping_classify(user=admin_user, insurer_code="bogazici", provider_code="BS-978", kind="business_reject")
+    # The mapping drops this process's cache after its commit: run that callback (the test's own
+    # transaction never commits), or an earlier test's cached table would hide the new mapping.
+    with django_capture_on_commit_callbacks(execute=True):
+        error_mapping_classify(user=admin_user, insurer_code="bogazici", provider_code="BS-978", kind="business_reject")
     row = quoted(agents, "bogazici")
     sandbox["bogazici"].state.add_faults(
         [

@@ -61,6 +61,13 @@ ALLOWED_CUTS = {
     ("integrations/adapters/bogazici.py", "reply.content[:256]"): "bytes sniffed for an HTML page, never kept",
     ("customers/erasure.py", "f'X{customer_pk:010d}'[-11:]"): "a placeholder made of a key, no input in it",
     ("quotes/services/comparison_pdf.py", "text[:limit - 1]"): "a name printed in a PDF cell, masked before",
+    ("customers/views.py", "str(request.POST.get('q', ''))[:PICK_MAX_LENGTH]"): (
+        "the customer box's search term, cut to the box's length for the query; never stored or shown"
+    ),
+    ("outreach/views.py", "selectors.customer_messages(customer=customer)[:HISTORY_LIMIT]"): "a queryset's first rows",
+    ("outreach/views.py", "selectors.quote_request_messages(quote_request=quote_request)[:HISTORY_LIMIT]"): (
+        "a queryset's first rows"
+    ),
 }
 
 
