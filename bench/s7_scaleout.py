@@ -262,6 +262,22 @@ def markdown(s: dict[str, Any], plot: str | None) -> list[str]:
 
 
 def plot(s: dict[str, Any], out_dir: Any) -> str | None:
+    return ratio_plot(
+        s,
+        out_dir,
+        unit="cluster",
+        colors=["#7f9fbf", "#2f5f8f"],
+        title="Nightly sync, PostgreSQL + Redis",
+        name="s7_scaleout.png",
+        target=TARGET_RATIO,
+    )
+
+
+def ratio_plot(
+    s: dict[str, Any], out_dir: Any, *, unit: str, colors: list[str], title: str, name: str, target: float
+) -> str | None:
+    """Items per second with one and two `unit`s, against the target line: the scale-out plots
+    (across processes here, across namespace hosts in s9_hosts) are one picture."""
     if s.get("skipped") or not s.get("runs"):
         return None
     import matplotlib
@@ -272,14 +288,13 @@ def plot(s: dict[str, Any], out_dir: Any) -> str | None:
     keys = sorted(s["runs"], key=int)
     values = [s["runs"][k].get("items_per_s") or 0.0 for k in keys]
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    ax.bar([f"{k} cluster{'s' if int(k) > 1 else ''}" for k in keys], values, color=["#7f9fbf", "#2f5f8f"][: len(keys)])
+    ax.bar([f"{k} {unit}{'s' if int(k) > 1 else ''}" for k in keys], values, color=colors[: len(keys)])
     if values and values[0]:
-        ax.axhline(values[0] * TARGET_RATIO, color="grey", linestyle="--", linewidth=1, label=f"{TARGET_RATIO}× one")
+        ax.axhline(values[0] * target, color="grey", linestyle="--", linewidth=1, label=f"{target}× one")
         ax.legend(loc="upper left", fontsize=8)
     ax.set_ylabel("items synced per second")
-    ax.set_title("Nightly sync, PostgreSQL + Redis")
+    ax.set_title(title)
     fig.tight_layout()
-    name = "s7_scaleout.png"
     fig.savefig(Path(out_dir) / name, dpi=120)
     plt.close(fig)
     return name

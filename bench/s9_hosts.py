@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.env import World
+from bench.s7_scaleout import ratio_plot
 
 INSURER = "anka"
 TARGET_RATIO = 1.9
@@ -191,24 +192,12 @@ def markdown(s: dict[str, Any], plot: str | None) -> list[str]:
 
 
 def plot(s: dict[str, Any], out_dir: Any) -> str | None:
-    if s.get("skipped") or not s.get("runs"):
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    keys = sorted(s["runs"], key=int)
-    values = [s["runs"][k].get("items_per_s") or 0.0 for k in keys]
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    ax.bar([f"{k} host{'s' if int(k) > 1 else ''}" for k in keys], values, color=["#8fbf7f", "#3f7f2f"][: len(keys)])
-    if values and values[0]:
-        ax.axhline(values[0] * TARGET_RATIO, color="grey", linestyle="--", linewidth=1, label=f"{TARGET_RATIO}× one")
-        ax.legend(loc="upper left", fontsize=8)
-    ax.set_ylabel("items synced per second")
-    ax.set_title("Nightly sync across namespace hosts")
-    fig.tight_layout()
-    name = "s9_hosts.png"
-    fig.savefig(Path(out_dir) / name, dpi=120)
-    plt.close(fig)
-    return name
+    return ratio_plot(
+        s,
+        out_dir,
+        unit="host",
+        colors=["#8fbf7f", "#3f7f2f"],
+        title="Nightly sync across namespace hosts",
+        name="s9_hosts.png",
+        target=TARGET_RATIO,
+    )
