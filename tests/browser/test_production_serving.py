@@ -132,6 +132,8 @@ def test_gunicorn_serves_login_desk_and_static_files_with_production_settings(br
         page.get_by_role("button", name="Giriş yap").click()
         page.get_by_role("heading", name="Yeni teklif").wait_for()
         assert page.url == base_url + "/"
+        # htmx is a deferred script: it runs once the page is parsed, which may be after the heading shows.
+        page.wait_for_load_state("load")
         assert page.evaluate("typeof window.htmx") == "object"
         cookies = {cookie["name"]: cookie for cookie in context.cookies()}
         assert cookies["__Host-sessionid"]["secure"] and cookies["__Host-sessionid"]["httpOnly"]
