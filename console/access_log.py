@@ -3,7 +3,7 @@
 The access log writes every request line whole, query string included, and a query may carry
 a TCKN or VKN (a bookmarked search, an old link, a client of the API that still sends one by
 GET). The log store keeps what it is sent for months, so the digits are masked here, before the
-line is written, the same way every other log line is (integrations.masking): the first three
+line is written, the same way every other log line is (insurehub.masking): the first three
 and last two digits stay, enough to tell two customers apart when reading a log.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from gunicorn.glogging import Logger
 
-from integrations.masking import mask_identities_in_text
+from insurehub.masking import mask_identities_in_text
 
 # The atoms of an access line that carry the URL or its query, request line and referer included.
 _URL_ATOMS = ("r", "U", "q", "f", "{raw_uri}e", "{query_string}e", "{path_info}e", "{referer}i")

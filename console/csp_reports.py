@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 from prometheus_client import Counter
 
 from console.http_metrics import registry
-from integrations.masking import mask_and_cut
+from insurehub.masking import mask_and_cut
 
 logger = logging.getLogger("insurehub.csp")
 

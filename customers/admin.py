@@ -13,8 +13,8 @@ from customers.erasure import customer_erase
 from customers.models import Customer, CustomerErasure
 from customers.selectors import customer_matching
 from customers.services import CustomerInvalid
+from insurehub.masking import mask_identity
 from insurehub.request_types import AuthenticatedHttpRequest
-from integrations.masking import mask_identity
 
 
 class ErasureForm(forms.Form):

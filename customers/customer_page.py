@@ -9,3 +9,5 @@ from insurehub.page_sections import PageSections
 
 # (the request, the customer the user may see) -> the section's HTML, after the customer's facts.
 customer_page_sections: PageSections[Customer] = PageSections("customer")
+# The customer's history (renewals, quote requests, policies: the quotes app's), at the page's end.
+customer_history_sections: PageSections[Customer] = PageSections("customer history")

@@ -12,8 +12,9 @@ erasure replaces who the customer *is* and keeps what the agency *did*:
   the row and in its stored input replaced the same way, and the input's contact fields dropped;
   requests with an issuance, and every policy, premium and payment, are kept as they are;
 - the admin's own history (`LogEntry`) names the row by its new name from then on;
-- apps that keep a copy of the customer's words scrub it on `customers.signals.customer_erased`
-  (the outreach app: the texts of the messages sent to them; their links stop opening);
+- apps that keep a copy of the customer's data scrub it on `customers.signals.customer_erased`
+  (the quotes app: the quote requests above, `quotes.receivers`; the outreach app: the texts of
+  the messages sent to them, whose links stop opening);
 - a `CustomerErasure` row says who erased, when, and how the request came in — and nothing of
   what was erased. The log line says the same.
 
@@ -23,6 +24,7 @@ Erasing twice is refused, so the record of the first erasure is never overwritte
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
@@ -34,13 +36,10 @@ from customers.models import Customer, CustomerErasure
 from customers.services import CustomerInvalid
 from customers.signals import customer_erased
 from integrations.log_json import scrub_personal_data
-from quotes.models import QuoteRequest
 
 logger = logging.getLogger(__name__)
 
 ERASED_NAME = "Silinmiş müşteri (KVKK)"
-# Keys of a quote request's stored input that name or reach a person.
-PERSONAL_INPUT_KEYS = {"owner_id", "identity_no", "name", "owner_name", "phone", "email", "address", "birth_date"}
 NOTE_REQUIRED_MESSAGE = "Başvurunun nasıl geldiğini yazın (ör. dilekçe tarihi ve numarası ya da e-posta tarihi)."
 NOTE_TOO_LONG_MESSAGE = "Başvuru bilgisi en fazla 300 karakter olabilir."
 ALREADY_ERASED_MESSAGE = "Bu müşterinin bilgileri zaten silinmiş."
@@ -66,20 +65,13 @@ def customer_erase(*, customer: Customer, erased_by: User, request_note: str) ->
         placeholder = erased_identity(row.pk)
         row.name, row.identity_no, row.phone, row.email, row.address = ERASED_NAME, placeholder, "", "", ""
         row.save(update_fields=["name", "identity_no", "phone", "email", "address", "updated_at"])
-        scrubbed = 0
-        for request in QuoteRequest.objects.select_for_update().filter(customer=row, issuances__isnull=True):
-            data = {
-                key: (placeholder if key in ("owner_id", "identity_no") else "")
-                for key in request.input_data
-                if key in PERSONAL_INPUT_KEYS
-            }
-            request.input_data = {**request.input_data, **data}
-            request.owner_id = placeholder
-            request.save(update_fields=["input_data", "owner_id"])
-            scrubbed += 1
         LogEntry.objects.filter(content_type=ContentType.objects.get_for_model(Customer), object_id=str(row.pk)).update(
             object_repr=ERASED_NAME
         )
+        # Apps above (the quote requests, the messages sent to the customer) scrub their own
+        # copies, or undo all this; each may say how many rows it scrubbed.
+        answers: list[tuple[Any, Any]] = customer_erased.send(sender=Customer, customer=row, placeholder=placeholder)
+        scrubbed = sum(answer.get("quote_requests_scrubbed", 0) for _, answer in answers if isinstance(answer, dict))
         erasure = CustomerErasure.objects.create(
             customer=row,
             agency_id=row.agency_id,
@@ -89,8 +81,6 @@ def customer_erase(*, customer: Customer, erased_by: User, request_note: str) ->
             request_note=scrub_personal_data(note)[:300],
             quote_requests_scrubbed=scrubbed,
         )
-        # Apps above (the messages sent to the customer) scrub their own copies, or undo all this.
-        customer_erased.send(sender=Customer, customer=row)
     logger.warning(
         "KVKK erasure: customer %s of agency %s anonymised by %s (%d quote requests scrubbed)",
         row.pk,

@@ -13,7 +13,7 @@ from django import forms
 
 from customers.models import Customer
 from customers.validators import TURKEY_TZ, validate_customer
-from integrations.masking import mask_identity
+from insurehub.masking import mask_identity
 
 CONSENT_INPUT_FORMAT = "%Y-%m-%dT%H:%M"
 

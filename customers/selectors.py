@@ -7,18 +7,13 @@ writing and offering a customer on the quote form stay with the user's own scope
 
 from __future__ import annotations
 
-from datetime import date, timedelta
-
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
-from django.utils import timezone
 
 from agencies.scope import scope_q
 from customers.models import Customer
 from customers.name_search import name_contains
-from quotes.models import Policy, QuoteRequest
 
-RENEWAL_WINDOW = timedelta(days=60)
 _IDENTITY_DIGITS = frozenset("0123456789")
 
 
@@ -82,33 +77,3 @@ def customer_pick_search(*, user: User, term: str, limit: int = CUSTOMER_PICK_LI
     `term`, by name, at most `limit` (one more is read, so the caller can say there are more)."""
     matching = customer_choices(user=user).filter(customer_pick_matching(term))
     return list(matching.order_by("name", "pk")[: limit + 1])
-
-
-def customer_quote_requests(*, user: User, customer: Customer) -> QuerySet[QuoteRequest]:
-    """The customer's requests that `user` may read: a sub-agency user reading their customer still
-    sees only what is credited to their sub-agency."""
-    return QuoteRequest.objects.filter(scope_q(user), customer=customer, agency_id=customer.agency_id).select_related(
-        "created_by"
-    )
-
-
-def customer_policies(*, user: User, customer: Customer) -> QuerySet[Policy]:
-    """The customer's policies that `user` may read. A policy issued from the customer's request
-    counts even when the policy row itself was stored without the customer (issued before the
-    link was written)."""
-    return (
-        Policy.objects.filter(Q(customer=customer) | Q(issuance__quote_request__customer=customer))
-        .filter(scope_q(user), agency_id=customer.agency_id)
-        .select_related("insurer")
-        .distinct()
-    )
-
-
-def customer_renewals(*, user: User, customer: Customer, today: date | None = None) -> QuerySet[Policy]:
-    """Policies in force that end within the renewal window: the ones to offer a renewal quote for."""
-    today = today or timezone.localdate()
-    return (
-        customer_policies(user=user, customer=customer)
-        .filter(status=Policy.Status.ACTIVE, ends_on__gte=today, ends_on__lte=today + RENEWAL_WINDOW)
-        .order_by("ends_on")
-    )

@@ -14,7 +14,7 @@ from agencies.scope import may_act_on, sub_agency_of
 from customers.models import Customer
 from customers.validators import CUSTOMER_FIELDS, validate_customer
 from insurehub.errors import Invalid, NoActiveAgency
-from integrations.masking import mask_identity
+from insurehub.masking import mask_identity
 
 DUPLICATE_IDENTITY_MESSAGE = "Bu T.C. kimlik / vergi numarasıyla kayıtlı bir müşteriniz zaten var."
 NO_AGENCY_MESSAGE = "Bu kullanıcı bir acenteye bağlı değil; müşteri kaydedemez."

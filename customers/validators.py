@@ -1,8 +1,9 @@
 """Validation of a customer's fields: one Turkish message per field, every error at once.
 
-Plain functions, like `quotes.validation` (whose identity check they reuse), so the desk
-form, the quote form's inline customer and the API all refuse the same things with the same
-words. Clean values come back normalised: a phone in E.164 (+90…), consent as an aware time.
+Plain functions, like `quotes.validation` (both use the identity check of
+`insurehub.identity_numbers`), so the desk form, the quote form's inline customer and the API
+all refuse the same things with the same words. Clean values come back normalised: a phone in
+E.164 (+90…), consent as an aware time.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from customers.models import Customer
+from insurehub.identity_numbers import FieldError, validate_owner_id
 from insurehub.model_fields import char_max_length
 from insurehub.person_names import person_name_problem
-from quotes.validation import FieldError, validate_owner_id
 
 # Turkey has stayed on UTC+3 all year since 2016 (as in quotes.validation).
 TURKEY_TZ = timezone(timedelta(hours=3), "TRT")

@@ -2,7 +2,7 @@
 
 Reads go through the agency-scoped selectors, so another agency's customer is "not found"
 (404) like an unknown one. Searching reuses the desk's POST-and-token design
-(`quotes.views.common`): a TCKN typed into the search box never lands in a URL.
+(`insurehub.desk_lists`): a TCKN typed into the search box never lands in a URL.
 """
 
 from __future__ import annotations
@@ -20,16 +20,15 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from agencies.scope import may_act_on
 from customers import selectors
-from customers.customer_page import customer_page_sections
+from customers.customer_page import customer_history_sections, customer_page_sections
 from customers.forms import CustomerForm, customer_pick_label
 from customers.services import customer_create, customer_may_write, customer_update
 from insurehub.desk_errors import desk_errors
+from insurehub.desk_lists import page_of, search_recall, search_redirect
+from insurehub.masking import mask_identity
 from insurehub.request_types import AuthenticatedHttpRequest
-from integrations.masking import mask_identity
-from quotes.views.common import page_of, search_recall, search_redirect
 
 # What the customer page lists of a customer's history; older ones stay in the main lists.
-HISTORY_LIMIT = 50
 
 
 @login_required
@@ -109,15 +108,12 @@ def customer_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     customer = selectors.customer_get(user=request.user, pk=pk)
     context = {
         "customer": customer,
-        "quote_requests": selectors.customer_quote_requests(user=request.user, customer=customer)[:HISTORY_LIMIT],
-        "policies": selectors.customer_policies(user=request.user, customer=customer)[:HISTORY_LIMIT],
-        "renewals": selectors.customer_renewals(user=request.user, customer=customer),
-        "renewal_days": selectors.RENEWAL_WINDOW.days,
         # Only the customer's own scope (agency, or sub-agency) edits them or asks quotes for them.
         "may_write": customer_may_write(request.user)
         and may_act_on(request.user, agency_id=customer.agency_id, sub_agency_id=customer.sub_agency_id),
         # What other apps add (the customer's consent per channel, the messages sent to them).
         "customer_sections": customer_page_sections.render(request, customer),
+        "customer_history": customer_history_sections.render(request, customer),
     }
     return render(request, "customers/customer_detail.html", context)
 

@@ -6,9 +6,12 @@ class DocumentsConfig(AppConfig):
     verbose_name = "Poliçe belgeleri"
 
     def ready(self) -> None:
+        from documents.receivers import request_document_on_issuance
         from documents.services import DOCUMENT_TOPIC, document_versions, document_work_register
         from quotes import live
+        from quotes.signals import policy_issued
 
         document_work_register()
+        policy_issued.connect(request_document_on_issuance, dispatch_uid="documents.request_document_on_issuance")
         # The document status fragment streams like the results (quotes/live.py's watcher).
         live.topic_register(DOCUMENT_TOPIC, document_versions)

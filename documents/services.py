@@ -31,6 +31,7 @@ from django.utils.text import get_valid_filename
 
 from agencies.scope import scoped
 from documents.models import PolicyDocument
+from documents.notices import notify_document_ready
 from insurehub import change_feed
 from insurehub.errors import Conflict
 from integrations.answers.results import Document
@@ -50,7 +51,6 @@ from integrations.work.services import (
     work_requeue_orphans,
     work_try,
 )
-from notifications.services import notify_document_ready
 from quotes.live import version_of
 from quotes.models import Policy
 from quotes.services.quote_requests import agency_of
@@ -155,7 +155,7 @@ def document_refetch(*, user: User, policy_id: int) -> PolicyDocument:
 
 def document_work_register() -> None:
     """Policy documents as a kind of durable work (called from `DocumentsConfig.ready`); their
-    dead letters replay through the one replay path (`sync.services.dead_letters_replay`)."""
+    dead letters replay through the one replay path (`integrations.work.replay.dead_letters_replay`)."""
     work_kind_register(WorkRegistration(model=PolicyDocument, send=documents_send, pump=documents_pump))
 
 

@@ -1,10 +1,7 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic.base import RedirectView
-
-from agencies.auth import RateLimitedLoginView
 
 
 class FaviconRedirect(RedirectView):
@@ -26,8 +23,7 @@ urlpatterns = [
     # /metrics and the console's health dashboard under /admin/integrations/health/: before admin's catch-all.
     path("", include("console.urls")),
     path("admin/", admin.site.urls),
-    path("giris/", RateLimitedLoginView.as_view(), name="login"),
-    path("cikis/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", include("agencies.login_urls")),
     path("api/", include("quotes.api.urls")),
     path("api/", include("commissions.api.urls")),
     path("", include("customers.urls")),

@@ -38,9 +38,9 @@ from django.db.models.signals import m2m_changed, post_save, pre_delete, pre_sav
 from django.http import HttpRequest, HttpResponse
 
 from agencies.models import Agency, AgentProfile
+from insurehub.masking import mask_and_cut
 from integrations.answers.classification import clear_mapping_cache
 from integrations.answers.taxonomy import ErrorClass, ErrorKind
-from integrations.masking import mask_and_cut
 from integrations.models import AdminChange, Attempt, ErrorMapping, Insurer, InsurerAccount, OperationPolicy
 
 User = AuthUser | AnonymousUser | None

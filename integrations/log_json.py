@@ -4,7 +4,7 @@ Each line: `time` (UTC, ISO 8601), `level`, `logger`, `message`, the context fie
 (`request_id`, `agency`, `insurer`, `operation`, `record_id`: `insurehub.log_context`, or a
 logging call's `extra=` of the same names), and `exc` with the traceback when there is one.
 
-The message and the traceback pass through `integrations.masking` (TCKN/VKN, in every shape an
+The message and the traceback pass through `insurehub.masking` (TCKN/VKN, in every shape an
 insurer's answer echoes them) and lose e-mail addresses and phone numbers, here once for every
 logger: a `logger.exception` over a customer's form must not ship the customer to the log store.
 """
@@ -17,7 +17,7 @@ import re
 from datetime import UTC, datetime
 
 from insurehub.log_context import FIELDS, log_context
-from integrations.masking import mask_identities_in_text
+from insurehub.masking import mask_identities_in_text
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # A Turkish phone number as people write it: +90 / 0, then 10 digits in groups.

@@ -3,6 +3,8 @@
 An issuance that was still running when the agent left the page, a document the insurer
 produced later, a policy the nightly sync found cancelled: each becomes one notification per
 person, idempotent by event (`key`), so a retried task or a replayed record never repeats it.
+Each app words its own events (`quotes.notices`, `documents.notices`, `sync.notices`) and calls
+`notify` here, so this app knows none of their models.
 Mail is sent after the surrounding transaction commits, and a mail server that is down costs
 the e-mail only (logged), never the work that triggered it.
 """
@@ -12,7 +14,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -22,12 +23,8 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from agencies.models import AgentProfile
-from integrations.masking import mask_and_cut
+from insurehub.masking import mask_and_cut
 from notifications.models import Notification
-
-if TYPE_CHECKING:
-    from documents.models import PolicyDocument
-    from quotes.models import Issuance, Policy
 
 logger = logging.getLogger(__name__)
 
@@ -107,80 +104,9 @@ def notification_mark_read(*, user: User, pk: int | None = None) -> int:
     return unread.update(read_at=timezone.now())
 
 
-# --- the events ------------------------------------------------------------------------------
-
-
-def notify_issuance_outcome(issuance: Issuance) -> list[Notification]:
-    """The agent who asked for an issuance hears how it ended: issued, refused, or waiting for
-    a person (DEFERRED: the outcome is unknown and someone must look, never "failed")."""
-    from integrations.work.item import WorkState
-
-    state = issuance.state
-    quote = issuance.insurer_quote
-    insurer = quote.insurer.name
-    if state == WorkState.SUBMITTED and issuance.policy_no:
-        kind, title = Kind.ISSUANCE_DONE, f"{insurer} poliçesi düzenlendi: {issuance.policy_no}"
-        body = f"{insurer} teklifiniz {quote.quote_no} poliçeleşti. Poliçe no: {issuance.policy_no}."
-    elif state == WorkState.FAILED:
-        kind, title = Kind.ISSUANCE_REFUSED, f"{insurer} poliçeleştirmeyi reddetti"
-        body = f"Teklif {quote.quote_no}: {issuance.error_message or 'şirket reddetti'}."
-    elif state == WorkState.DEFERRED:
-        kind, title = Kind.ISSUANCE_WAITING, f"{insurer} poliçeleştirmesi sizi bekliyor"
-        body = (
-            f"Teklif {quote.quote_no} için sonuç bilinmiyor; poliçe oluşmuş olabilir. "
-            "Yeniden göndermeden önce şirketten durumu teyit edin."
-        )
-    else:
-        return []
-    return notify(
-        recipients=[issuance.requested_by],
-        agency_id=issuance.agency_id,
-        kind=kind,
-        key=f"issuance:{issuance.pk}:{state}",
-        title=title,
-        body=body,
-        link=reverse("issuance_detail", args=[issuance.pk]),
-    )
-
-
-def notify_document_ready(document: PolicyDocument) -> list[Notification]:
-    policy = document.policy
-    issuance = getattr(policy, "issuance", None)
-    recipients = (
-        [issuance.requested_by]
-        if issuance is not None
-        else agency_people(policy.agency_id, sub_agency_id=policy.sub_agency_id)
-    )
-    return notify(
-        recipients=recipients,
-        agency_id=policy.agency_id,
-        kind=Kind.DOCUMENT_READY,
-        key=f"document:{document.pk}:{document.sha256}",
-        title=f"Poliçe belgesi hazır: {policy.policy_no}",
-        body=f"{policy.insurer.name} poliçesi {policy.policy_no} belgesi indirilebilir.",
-        link=_policy_link(policy),
-    )
-
-
-def notify_policy_ended(policy: Policy) -> list[Notification]:
-    """The nightly sync found a policy cancelled or lapsed at its insurer."""
-    issuance = getattr(policy, "issuance", None)
-    people = agency_people(policy.agency_id, sub_agency_id=policy.sub_agency_id)
-    recipients = [issuance.requested_by, *people] if issuance else people
-    status = policy.get_status_display()
-    return notify(
-        recipients=recipients,
-        agency_id=policy.agency_id,
-        kind=Kind.POLICY_ENDED,
-        key=f"policy:{policy.pk}:{policy.status}",
-        title=f"Poliçe {policy.policy_no}: {status}",
-        body=f"Gece eşitlemesi {policy.insurer.name} poliçesi {policy.policy_no} için '{status}' durumunu buldu.",
-        link=_policy_link(policy),
-    )
-
-
-def _policy_link(policy: Policy) -> str:
+def policy_link(policy_id: int) -> str:
+    """The policy's desk page; the list where that page is not served (a site without it)."""
     try:
-        return reverse("policy_detail", args=[policy.pk])
+        return reverse("policy_detail", args=[policy_id])
     except NoReverseMatch:
         return reverse("policy_list")

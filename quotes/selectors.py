@@ -16,6 +16,7 @@ from django.db.models import Case, CharField, Exists, OuterRef, Q, QuerySet, Sub
 from django.utils import timezone
 
 from agencies.scope import scope_q
+from customers.models import Customer
 from customers.name_search import name_contains
 from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
@@ -295,3 +296,38 @@ def one_year_after(day: date) -> date:
         return day.replace(year=day.year + 1)
     except ValueError:
         return day.replace(year=day.year + 1, day=28)
+
+
+# --- a customer's history, for the customer page's section (quotes/customer_history.py) -------
+
+CUSTOMER_RENEWAL_WINDOW = timedelta(days=60)
+
+
+def customer_quote_requests(*, user: User, customer: Customer) -> QuerySet[QuoteRequest]:
+    """The customer's requests that `user` may read: a sub-agency user reading their customer still
+    sees only what is credited to their sub-agency."""
+    return QuoteRequest.objects.filter(scope_q(user), customer=customer, agency_id=customer.agency_id).select_related(
+        "created_by"
+    )
+
+
+def customer_policies(*, user: User, customer: Customer) -> QuerySet[Policy]:
+    """The customer's policies that `user` may read. A policy issued from the customer's request
+    counts even when the policy row itself was stored without the customer (issued before the
+    link was written)."""
+    return (
+        Policy.objects.filter(Q(customer=customer) | Q(issuance__quote_request__customer=customer))
+        .filter(scope_q(user), agency_id=customer.agency_id)
+        .select_related("insurer")
+        .distinct()
+    )
+
+
+def customer_renewals(*, user: User, customer: Customer, today: date | None = None) -> QuerySet[Policy]:
+    """Policies in force that end within the renewal window: the ones to offer a renewal quote for."""
+    today = today or timezone.localdate()
+    return (
+        customer_policies(user=user, customer=customer)
+        .filter(status=Policy.Status.ACTIVE, ends_on__gte=today, ends_on__lte=today + CUSTOMER_RENEWAL_WINDOW)
+        .order_by("ends_on")
+    )

@@ -18,9 +18,18 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta, timezone
 
-from stdnum.exceptions import ValidationError as StdnumValidationError
-from stdnum.tr import tckimlik, vkn
-
+from insurehub.identity_numbers import (
+    DIGITS_RE as _DIGITS_RE,
+)
+from insurehub.identity_numbers import (
+    REQUIRED_MESSAGE,
+    FieldError,
+    owner_id_kind,
+    validate_owner_id,
+)
+from insurehub.identity_numbers import is_blank as _is_blank
+from insurehub.identity_numbers import require_text as _require_text
+from insurehub.identity_numbers import without_whitespace as _without_whitespace
 from integrations.operations import (
     KASKO_DEDUCTIBLES,
     KASKO_OPTION_FIELDS,
@@ -53,8 +62,6 @@ __all__ = [
     "validate_vehicle_code",
 ]
 
-REQUIRED_MESSAGE = "Bu alan zorunludur."
-
 # Turkey has stayed on UTC+3 all year since 2016; a fixed offset keeps the "current year" right
 # around New Year without depending on the host's time zone or on tz data being installed.
 _TURKEY_TZ = timezone(timedelta(hours=3), "TRT")
@@ -65,14 +72,9 @@ _PLATE_LETTERS = "ABCDEFGHIJKLMNOPRSTUVYZ"
 _L = f"[{_PLATE_LETTERS}]"
 _PLATE_RE = re.compile(rf"(?:0[1-9]|[1-7][0-9]|8[01])(?:{_L}[0-9]{{4}}|{_L}{{2}}[0-9]{{3,4}}|{_L}{{3}}[0-9]{{2,3}})")
 _SERIAL_RE = re.compile(r"[A-Z]{2}[0-9]{6}")
-# [0-9] rather than \d: \d also matches Arabic-Indic and other Unicode digits, which no insurer
-# accepts.
-_DIGITS_RE = re.compile(r"[0-9]+")
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 
 _PLATE_MESSAGE = "Geçerli bir plaka girin (ör. 34 ABC 123)."
-_OWNER_ID_FORMAT_MESSAGE = "T.C. kimlik numarası 11, vergi kimlik numarası 10 haneli olmalıdır; yalnızca rakam girin."
-_OWNER_ID_INVALID_MESSAGE = "Geçersiz T.C. kimlik / vergi numarası."
 _SERIAL_MESSAGE = "Ruhsat seri numarası 2 harf ve 6 rakam olmalıdır (ör. AB123456)."
 _UAVT_MESSAGE = "UAVT kodu 10 haneli olmalıdır."
 _USAGE_MESSAGE = "Geçersiz kullanım tarzı; hususi (private), ticari (commercial) veya taksi (taxi) olmalıdır."
@@ -94,35 +96,11 @@ FLOOR_COUNT_RANGE = (1, 99)
 GROSS_M2_RANGE = (40, 1000)
 
 
-class FieldError(ValueError):
-    """A bad value for one named input field, with a message fit to show an agent (Turkish)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        # Both go into args so the exception survives pickling (task queues, multiprocessing).
-        super().__init__(field, message)
-        self.field = field
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
-
-    def __repr__(self) -> str:
-        return f"FieldError({self.field!r}, {self.message!r})"
-
-
 # --- helpers -----------------------------------------------------------------------------------
 
 
 def _today_in_turkey() -> date:
     return datetime.now(_TURKEY_TZ).date()
-
-
-def _is_blank(value: object) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
-def _without_whitespace(value: str) -> str:
-    return "".join(value.split())
 
 
 def _ascii_upper(value: str) -> str:
@@ -134,14 +112,6 @@ def _ascii_upper(value: str) -> str:
     refused, since no plate carries it.
     """
     return "".join(chr(ord(ch) - 32) if "a" <= ch <= "z" else "I" if ch == "ı" else ch for ch in value)
-
-
-def _require_text(field: str, value: object, non_text_message: str) -> str:
-    if _is_blank(value):
-        raise FieldError(field, REQUIRED_MESSAGE)
-    if not isinstance(value, str):
-        raise FieldError(field, non_text_message)
-    return value
 
 
 def _choice(field: str, value: object, choices: tuple[str, ...], message: str) -> str:
@@ -208,27 +178,6 @@ def normalize_plate(value: object) -> str:
     if not _PLATE_RE.fullmatch(plate):
         raise FieldError("plate", _PLATE_MESSAGE)
     return plate
-
-
-def validate_owner_id(value: object) -> str:
-    """A wrong identity number is the most common reason an insurer refuses a quote, and the
-    checksums catch nearly every typo before the round trip. Identity numbers must arrive as
-    text: an int would silently drop a VKN's leading zero."""
-    text = _require_text("owner_id", value, _OWNER_ID_FORMAT_MESSAGE)
-    number = _without_whitespace(text)
-    if not _DIGITS_RE.fullmatch(number) or len(number) not in (10, 11):
-        raise FieldError("owner_id", _OWNER_ID_FORMAT_MESSAGE)
-    module = tckimlik if len(number) == 11 else vkn
-    try:
-        return module.validate(number)
-    except StdnumValidationError:
-        raise FieldError("owner_id", _OWNER_ID_INVALID_MESSAGE) from None
-
-
-def owner_id_kind(value: str) -> str:
-    """Some insurers take persons and companies in different request fields; the length of a
-    valid number is what tells them apart."""
-    return "tckn" if len(validate_owner_id(value)) == 11 else "vkn"
 
 
 def normalize_registration_serial(value: object) -> str:

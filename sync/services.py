@@ -18,7 +18,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict, cast
@@ -42,11 +41,11 @@ from integrations.pacing.send_rate import SharedSendRate
 from integrations.retry_policies import RetryPolicy, policy_for
 from integrations.ttlcache import TtlCache
 from integrations.work.attempt_batch import AttemptBatch
-from integrations.work.item import WorkItem, WorkState
+from integrations.work.item import WorkState
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
-from integrations.work.registry import WorkRegistration, work_kind_for, work_kind_register, work_kinds
+from integrations.work.registry import WorkRegistration, work_kind_register, work_kinds
 from integrations.work.services import (
     WorkKind,
     work_claim,
@@ -56,16 +55,15 @@ from integrations.work.services import (
     work_mark_submitted_batch,
     work_promote_due,
     work_reclaim_expired,
-    work_replay,
     work_requeue_orphans,
     work_stop_event,
     work_try,
 )
 from integrations.work.write_gate import gated_shared_state, write_gate
-from notifications.services import notify_policy_ended
 from quotes.models import Policy
 from quotes.services.policies import policy_period_store
 from sync.models import SyncItem, SyncRun
+from sync.notices import notify_policy_ended
 from sync.pump_beat import pump_beat_record
 from sync.signals import policy_found_cancelled
 
@@ -797,71 +795,6 @@ def _until_next_due(run: SyncRun, *, cap: float) -> float:
     if due is None:
         return cap  # only items in flight at the workers: look again shortly
     return min(max((due - timezone.now()).total_seconds(), 0.01), cap)
-
-
-# --- dead letters ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DeadLetterReplay:
-    """What a replay did: the ids sent back to the queue, oldest first, and the dead letters it
-    left where they are on purpose, each with the reason (Turkish, as the admin shows it)."""
-
-    replayed: list[int]
-    held: dict[int, str]
-
-
-def dead_letters_replay(
-    *,
-    ids: Iterable[int] | None = None,
-    kind: str | None = None,
-    model: type[WorkItem] = SyncItem,
-    everything: bool = False,
-) -> list[int]:
-    """Send FAILED and DEFERRED records back to the queue, oldest first, after a fix: the one
-    replay path of every registered kind of work (`integrations.work.registry`), behind the
-    admin's action and `replay_dead_letters` alike.
-
-    Choose them by `ids`, by error `kind`, or both; `everything=True` replays every dead letter
-    of the model (asked for explicitly: a stray call must not resend every failed issuance).
-    Returns the ids replayed, in order; records that are not dead letters are left alone, and
-    so are those the kind holds back (`dead_letters_replay_outcome` says why).
-    """
-    return dead_letters_replay_outcome(ids=ids, kind=kind, model=model, everything=everything).replayed
-
-
-def dead_letters_replay_outcome(
-    *,
-    ids: Iterable[int] | None = None,
-    kind: str | None = None,
-    model: type[WorkItem] = SyncItem,
-    everything: bool = False,
-) -> DeadLetterReplay:
-    """`dead_letters_replay`, answering also which dead letters were held back and why. A held
-    one is left exactly as it was (an issuance keeps the reference the agent was shown)."""
-    try:
-        registration = work_kind_for(model)
-    except LookupError:
-        raise ValueError(f"{model.__name__} records can not be replayed") from None
-    if ids is None and kind is None and not everything:
-        raise ValueError("choose the dead letters to replay: ids, a kind, or everything=True")
-    dead = model.objects.filter(state__in=DEAD_STATES)
-    if ids is not None:
-        dead = dead.filter(pk__in=list(ids))
-    if kind is not None:
-        dead = dead.filter(error_kind=ErrorKind(kind).value)
-    held = registration.replay_held(dead) if registration.replay_held is not None else {}
-    if held:
-        dead = dead.exclude(pk__in=list(held))
-    if registration.replay_prepare is not None:
-        registration.replay_prepare(dead)
-    replayed = work_replay(dead)
-    if replayed:
-        if registration.replayed is not None:
-            registration.replayed(replayed)
-        registration.send(replayed)
-    logger.info("replayed %s %s dead letters (%s held back)", len(replayed), model.__name__, len(held))
-    return DeadLetterReplay(replayed=replayed, held=held)
 
 
 def _sync_items_reopened(ids: list[int]) -> None:

@@ -149,6 +149,76 @@ def test_no_package_imports_a_layer_above_its_own(product_imports):
     assert not violations, _report(violations)
 
 
+def package_cycles(imports: list[Import]) -> list[list[str]]:
+    """The packages that reach each other through imports (strongly connected components of
+    more than one package), each sorted; Tarjan's algorithm over the package graph."""
+    graph: dict[str, set[str]] = {}
+    for found in imports:
+        if found.target_package in PRODUCT and found.target_package != found.package:
+            graph.setdefault(found.package, set()).add(found.target_package)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(package: str) -> None:
+        index[package] = low[package] = len(index)
+        stack.append(package)
+        on_stack.add(package)
+        for target in sorted(graph.get(package, ())):
+            if target not in index:
+                visit(target)
+                low[package] = min(low[package], low[target])
+            elif target in on_stack:
+                low[package] = min(low[package], index[target])
+        if low[package] == index[package]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == package:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for package in sorted(graph):
+        if package not in index:
+            visit(package)
+    return sorted(cycles)
+
+
+def test_no_two_packages_import_each_other_even_through_others(product_imports):
+    """Layers allow imports within a layer; this forbids the loops among them too (quotes and
+    customers, documents and notifications): an app that reaches an app that reaches it back
+    can't be understood, tested or moved alone. A side effect crosses by a signal or a page hook
+    that the receiving app connects (docs/architecture.md)."""
+    cycles = package_cycles(product_imports)
+    lines = []
+    for cycle in cycles:
+        members = set(cycle)
+        lines.append(" <-> ".join(cycle))
+        lines += [
+            f"  {found.where}: {found.module} imports {found.target}"
+            for found in product_imports
+            if found.package in members and found.target_package in members and found.target_package != found.package
+        ]
+    assert not cycles, "\n".join(lines)
+
+
+def test_the_cycle_check_sees_a_loop_through_a_third_package():
+    """The check above can only fail if it finds a loop of three, not only a pair."""
+    sample = [
+        Import(module="quotes.a", target="customers.b", where="a:1"),
+        Import(module="customers.b", target="documents.c", where="b:1"),
+        Import(module="documents.c", target="quotes.d", where="c:1"),
+        Import(module="sync.e", target="quotes.a", where="e:1"),
+    ]
+    assert package_cycles(sample) == [["customers", "documents", "quotes"]]
+    assert package_cycles(sample[:2] + sample[3:]) == []
+
+
 def test_the_sandbox_imports_no_product_code():
     """The sandbox is the insurers' side of the wire: it speaks their contracts, never our code."""
     violations = [found for found in package_imports("sandbox") if found.target_package in PRODUCT]

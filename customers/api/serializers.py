@@ -11,8 +11,8 @@ from typing import Any
 from rest_framework import serializers
 
 from customers.models import Customer
+from insurehub.api.fields import MaskedIdentityField
 from insurehub.api_input import InputSerializer
-from quotes.api.serializers import MaskedIdentityField
 
 
 class StrictCharField(serializers.CharField):

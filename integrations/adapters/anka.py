@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any, NoReturn
 
+from insurehub.masking import mask_and_cut
 from integrations.adapters.base import (
     ISSUE_TERM_FIELDS,
     QUOTE_TERM_FIELDS,
@@ -46,7 +47,6 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorKind, Reason, Refusal
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
-from integrations.masking import mask_and_cut
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, KASKO_OPTION_FIELDS, VEHICLE_FIELDS
 from integrations.pacing.waits import hint_from_retry_after
 

@@ -16,6 +16,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
 from urllib.parse import quote
 
+from insurehub.masking import mask_and_cut
 from integrations.answers.results import (
     MAX_PREMIUM,
     Address,
@@ -28,7 +29,6 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorKind, Refusal
 from integrations.calling.channel import Channel, Reply
-from integrations.masking import mask_and_cut
 
 # What an answer without an insurer code of its own means, by HTTP status.
 GENERIC_STATUS_KINDS: dict[int, ErrorKind] = {

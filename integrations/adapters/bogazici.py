@@ -28,6 +28,7 @@ from xml.sax.saxutils import escape
 import defusedxml.ElementTree as safe_xml
 from defusedxml import DefusedXmlException
 
+from insurehub.masking import mask_and_cut
 from integrations.adapters.base import (
     InsurerAdapter,
     parse_answer_date,
@@ -55,7 +56,6 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, NOT_SENT, Call, Reply
-from integrations.masking import mask_and_cut
 from integrations.pacing.waits import parse_delay_seconds
 
 T = TypeVar("T")

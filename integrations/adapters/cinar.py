@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from insurehub.masking import mask_and_cut
 from integrations.adapters.base import (
     InsurerAdapter,
     json_body,
@@ -55,7 +56,6 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, MAX_RESPONSE_BYTES, Call, Reply
-from integrations.masking import mask_and_cut
 from integrations.pacing.waits import hint_from_retry_after, parse_delay_seconds
 
 T = TypeVar("T")

@@ -31,6 +31,7 @@ from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
+from insurehub.masking import mask_and_cut
 from integrations.adapters.base import (
     ISSUE_TERM_FIELDS,
     QUOTE_TERM_FIELDS,
@@ -63,7 +64,6 @@ from integrations.answers.results import (
 )
 from integrations.answers.taxonomy import ErrorKind, InsurerError, Reason, Refusal, WaitHint
 from integrations.calling.channel import MAX_DOCUMENT_RESPONSE_BYTES, Call, Channel, Reply
-from integrations.masking import mask_and_cut
 from integrations.operations import DASK_QUOTE_FIELDS, KASKO_FIELDS, KASKO_OPTION_FIELDS, VEHICLE_FIELDS
 from integrations.pacing.waits import hint_from_retry_after, parse_reset_epoch
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from integrations.masking import mask_and_cut
+from insurehub.masking import mask_and_cut
 
 # The platform's coverage vocabulary, in the order a comparison lists them.
 COVERAGE_NAMES_TR: dict[str, str] = {

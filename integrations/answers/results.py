@@ -10,7 +10,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from integrations.masking import mask_and_cut
+from insurehub.masking import mask_and_cut
 
 
 class PolicyStatus(StrEnum):

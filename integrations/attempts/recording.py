@@ -14,8 +14,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Protocol
 
+from insurehub.masking import mask_and_cut
 from integrations.answers.taxonomy import ErrorClass
-from integrations.masking import mask_and_cut
 
 logger = logging.getLogger("integrations.attempts")
 

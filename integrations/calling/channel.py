@@ -35,11 +35,11 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
 
 from insurehub.dbpool import db_connection_release
+from insurehub.masking import decode_body, mask_and_cut
 from integrations.answers.classification import classify
 from integrations.answers.taxonomy import LOCAL_RATE_LIMIT, ErrorClass, ErrorKind, InsurerError, Refusal
 from integrations.attempts.recording import MAX_RAW_SAMPLE, AttemptRecord, AttemptRecorder
 from integrations.insurer_hosts import insurer_host_problem, insurer_ip_problem
-from integrations.masking import decode_body, mask_and_cut
 
 T = TypeVar("T")
 

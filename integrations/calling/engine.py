@@ -24,12 +24,12 @@ from typing import Any, Protocol, TypeVar
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from insurehub.dbpool import sleep_released
+from insurehub.masking import mask_and_cut
 from integrations.adapters.base import InsurerAdapter
 from integrations.answers.results import Address, Cancellation, Document, Policy, PolicyListing, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, WaitHint
 from integrations.attempts.recording import AttemptRecorder
 from integrations.calling.channel import ExchangeStopped
-from integrations.masking import mask_and_cut
 from integrations.operations import Operation
 from integrations.pacing.send_rate import pacing_unavailable
 from integrations.pacing.waits import full_jitter_backoff, signalled_wait_with_spread

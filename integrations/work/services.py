@@ -36,10 +36,10 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from insurehub.log_context import log_context_bound
+from insurehub.masking import mask_and_cut
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, with_insurer_text
 from integrations.calling.channel import WORKER_STOPPED, ExchangeStopped, exchanges_stop, exchanges_stoppable
 from integrations.calling.engine import NOT_SETTLED, Outcome, is_wait_not_failure, next_wait
-from integrations.masking import mask_and_cut
 from integrations.retry_policies import RetryPolicy
 from integrations.work.item import WorkItem, WorkState
 

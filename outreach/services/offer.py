@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from customers.models import CustomerErasure
 from insurehub.errors import Forbidden, Invalid
-from integrations.masking import mask_and_cut
+from insurehub.masking import mask_and_cut
 from outreach import selectors
 from outreach.models import Channel, OutboundMessage
 from outreach.services.offer_pdf import OfferPdf, offer_pdf

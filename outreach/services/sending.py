@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from customers.models import Customer
 from insurehub.errors import Invalid
-from integrations.masking import mask_and_cut
+from insurehub.masking import mask_and_cut
 from outreach import selectors
 from outreach.models import AgencyContact, Channel, OutboundMessage
 from outreach.sms import mask_email, mask_phone, sms_backend

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from integrations.masking import mask_identities_in_text
+from insurehub.masking import mask_identities_in_text
 from outreach.sms import SmsResult, mask_phone
 
 logger = logging.getLogger(__name__)

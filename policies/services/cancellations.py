@@ -25,11 +25,11 @@ from django.utils import timezone
 
 from agencies.scope import may_act_on
 from insurehub.errors import Conflict, Invalid
+from insurehub.masking import mask_and_cut
 from integrations.answers import results
 from integrations.answers.taxonomy import InsurerError
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run, new_reference
 from integrations.calling.engine import IssuanceHistory, Outcome
-from integrations.masking import mask_and_cut
 from integrations.operations import CANCEL_REASONS
 from integrations.retry_policies import policy_for
 from integrations.work.item import WorkState

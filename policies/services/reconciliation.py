@@ -31,10 +31,10 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from insurehub.masking import mask_and_cut
 from integrations.answers.results import ListedPolicy, PolicyListing
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from integrations.calling.engine import Outcome
-from integrations.masking import mask_and_cut
 from integrations.models import InsurerAccount
 from integrations.operations import POLICY_LIST_MAX_DAYS
 from integrations.retry_policies import policy_for

@@ -25,7 +25,7 @@ from datetime import date, timedelta
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
-from integrations.masking import mask_and_cut
+from insurehub.masking import mask_and_cut
 from notifications.models import Notification
 from notifications.services import agency_people, notify
 from policies.models import RenewalReminder

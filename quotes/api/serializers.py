@@ -13,18 +13,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from integrations.masking import mask_identities_in_text, mask_identity
+from insurehub.api.fields import MaskedIdentityField
+from insurehub.masking import mask_identities_in_text, mask_identity
 from integrations.models import CLASS_CHOICES, KIND_CHOICES, PRODUCT_CHOICES
 from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Policy, QuoteRequest
-
-
-@extend_schema_field(OpenApiTypes.STR)
-class MaskedIdentityField(serializers.Field):
-    """A TCKN/VKN shown as `100******46`."""
-
-    def to_representation(self, value: Any) -> str:
-        return mask_identity(value)
 
 
 @extend_schema_field(OpenApiTypes.STR)

@@ -25,7 +25,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from integrations.masking import mask_identity
+from insurehub.masking import mask_identity
 from quotes.services.comparison import NOT_COVERED, Comparison, installment_total
 from quotes.templatetags.desk import product_label, try_money
 

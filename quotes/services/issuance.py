@@ -31,15 +31,14 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from agencies.scope import scoped
-from documents.services import document_request
 from insurehub import change_feed
 from insurehub.errors import Conflict, Invalid
+from insurehub.masking import mask_and_cut
 from integrations.answers import results
 from integrations.answers.taxonomy import ErrorKind, InsurerError
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run, new_reference
 from integrations.calling.engine import IssuanceHistory, Outcome
 from integrations.credentials import decrypt_secret, encrypt_secret
-from integrations.masking import mask_and_cut
 from integrations.retry_policies import policy_for
 from integrations.work.item import WorkState
 from integrations.work.registry import WorkRegistration, work_kind_register
@@ -54,10 +53,10 @@ from integrations.work.services import (
     work_stop_event,
     work_try,
 )
-from notifications.services import notify_issuance_outcome
 from quotes import selectors
 from quotes.live import ISSUANCE_TOPIC
 from quotes.models import InsurerQuote, Issuance, Policy
+from quotes.notices import notify_issuance_outcome
 from quotes.services.policies import policy_period_store
 from quotes.services.quote_requests import agency_of
 from quotes.signals import policy_issued
@@ -412,8 +411,8 @@ def _store_policy(issuance: Issuance, account: Any, result: results.Policy) -> N
         },
     )
     policy_period_store(policy, result)
-    document_request(policy=policy)  # idempotent; its fetch is sent after the commit
-    # Whoever cares (a cancellation of the policy it replaces) hears it inside this transaction.
+    # Whoever cares (its document, a cancellation of the policy it replaces, the commission)
+    # hears it inside this transaction.
     policy_issued.send_robust(sender=Issuance, issuance=issuance, policy=policy)
 
 

@@ -9,9 +9,9 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from insurehub.masking import mask_identity
 from insurehub.spreadsheets import xlsx_table
 from integrations.answers import results
-from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
 from quotes.models import Policy
 

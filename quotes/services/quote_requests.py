@@ -17,12 +17,12 @@ from customers.models import Customer
 from customers.services import customer_identity_conflict
 from insurehub import change_feed
 from insurehub.errors import Invalid, NoActiveAgency
+from insurehub.masking import mask_and_cut
 from integrations.answers.results import Address, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, plain_message
 from integrations.attempts.recording import DatabaseRecorder
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from integrations.calling.engine import Outcome
-from integrations.masking import mask_and_cut
 from integrations.models import InsurerAccount
 from integrations.operations import QUOTE_OPERATION, Operation, Product
 from integrations.retry_policies import policy_for

@@ -9,9 +9,9 @@ from django import template
 from django.utils import timezone
 from django.utils.html import format_html
 
+from insurehub.masking import mask_identity
 from insurehub.money import turkish_amount
 from integrations.answers.taxonomy import same_text
-from integrations.masking import mask_identity
 from integrations.operations import PRODUCT_LABELS_TR, Product
 from quotes.models import InsurerQuote
 from quotes.services.comparison import NOT_COVERED, OPTION_NAMES_TR, option_value_text

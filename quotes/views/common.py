@@ -3,32 +3,22 @@
 from __future__ import annotations
 
 import logging
-import re
-import secrets
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
-from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect
-from django.urls import reverse
-from django.utils.http import urlencode
 from django_htmx.http import HttpResponseClientRedirect
 
 from insurehub.cache_slots import SlotsUnavailable
 from insurehub.request_types import AuthenticatedHttpRequest
-from integrations.masking import mask_identity
 from integrations.work.item import WorkState
 from quotes import live
 
 logger = logging.getLogger(__name__)
 
-PAGE_SIZE = 25
 # Issuance states after which nothing changes without a human: the status fragment stops polling.
 ISSUANCE_FINAL_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
 
@@ -80,62 +70,3 @@ def _stream_refused(message: str, *, status: int) -> HttpResponse:
     response["Retry-After"] = str(int(live.STREAM_MAX_SECONDS))
     response["Cache-Control"] = "no-store"
     return response
-
-
-def page_of(request: HttpRequest, items: Any) -> Page:
-    return Paginator(items, PAGE_SIZE).get_page(request.GET.get("sayfa"))
-
-
-# --- search: the term travels in a POST body, never in a URL ------------------------------------
-#
-# A customer's TCKN in a URL ends up in access logs, proxy logs, the browser's history and the
-# Referer of the next page. So the search form POSTs; the term is kept in the agent's session
-# under a random token, and the list is shown at `?arama=<token>`: a URL that pages, reloads and
-# comes back with the Back button like any GET, but names nobody. Tokens run out after a while.
-
-SEARCH_SESSION_KEY = "desk_searches"
-SEARCH_TTL_SECONDS = 30 * 60
-# Older searches are forgotten first: a session never grows without bound.
-SEARCH_MAX_KEPT = 20
-SEARCH_MAX_LENGTH = 64
-_IDENTITY_RE = re.compile(r"[0-9]{10,11}")
-
-
-@dataclass(frozen=True)
-class DeskSearch:
-    term: str = ""
-    token: str = ""
-    expired: bool = False
-
-    @property
-    def shown(self) -> str:
-        """The term as the page may repeat it: an identity number only masked (KVKK)."""
-        compact = "".join(self.term.split())
-        return mask_identity(compact) if _IDENTITY_RE.fullmatch(compact) else self.term
-
-
-def search_remember(request: HttpRequest, term: str) -> str:
-    now = time.time()
-    kept = {token: entry for token, entry in request.session.get(SEARCH_SESSION_KEY, {}).items() if entry[1] > now}
-    token = secrets.token_urlsafe(9)
-    kept[token] = [term, now + SEARCH_TTL_SECONDS]
-    request.session[SEARCH_SESSION_KEY] = dict(sorted(kept.items(), key=lambda item: item[1][1])[-SEARCH_MAX_KEPT:])
-    return token
-
-
-def search_recall(request: HttpRequest) -> DeskSearch:
-    token = request.GET.get("arama", "")
-    if not token:
-        return DeskSearch()
-    entry = request.session.get(SEARCH_SESSION_KEY, {}).get(token)
-    if entry is None or entry[1] <= time.time():
-        return DeskSearch(expired=True)
-    return DeskSearch(term=entry[0], token=token)
-
-
-def search_redirect(request: HttpRequest, list_url_name: str) -> HttpResponse:
-    term = request.POST.get("q", "").strip()[:SEARCH_MAX_LENGTH]
-    url = reverse(list_url_name)
-    if not term:
-        return redirect(url)
-    return redirect(f"{url}?{urlencode({'arama': search_remember(request, term)})}")

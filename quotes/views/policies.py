@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agencies.scope import may_act_on
 from insurehub.desk_errors import desk_errors
+from insurehub.desk_lists import DeskSearch, page_of, search_recall, search_redirect
 from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.models import Insurer
 from quotes import selectors
@@ -20,7 +21,6 @@ from quotes.forms import PRODUCTS
 from quotes.models import Policy
 from quotes.policy_page import policy_page_sections
 from quotes.services.policies import export_filename, policy_export_csv, policy_export_xlsx
-from quotes.views.common import DeskSearch, page_of, search_recall, search_redirect
 
 # --- filters ------------------------------------------------------------------------------------
 

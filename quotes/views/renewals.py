@@ -13,11 +13,11 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from insurehub.desk_errors import desk_errors
+from insurehub.desk_lists import page_of
 from insurehub.request_types import AuthenticatedHttpRequest
 from quotes import selectors
 from quotes.renewal_page import renewal_reminder_notes
 from quotes.services.renewals import quote_request_after_policy, renewal_quote_create
-from quotes.views.common import page_of
 
 
 def _window(value: str | None) -> int:

@@ -14,8 +14,8 @@ from django.utils import timezone
 from documents import services
 from documents.models import PolicyDocument
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
+from integrations.work.replay import dead_letters_replay
 from quotes.models import Policy
-from sync.services import dead_letters_replay
 from tests.conftest import wait_until
 from tests.documents.conftest import INSURERS
 

@@ -200,7 +200,7 @@ class CancellationSearch(RuleBasedStateMachine):
 
     @rule()
     def admin_replays(self) -> None:
-        from sync.services import dead_letters_replay
+        from integrations.work.replay import dead_letters_replay
 
         dead_letters_replay(model=Cancellation, ids=[self.pk])
 
@@ -253,7 +253,7 @@ class CancellationSearch(RuleBasedStateMachine):
     # --- the end ---------------------------------------------------------------------------------------
 
     def _settle_and_check(self) -> None:
-        from sync.services import dead_letters_replay
+        from integrations.work.replay import dead_letters_replay
 
         self._insurer().clear_faults()
         time.sleep(SLOW_SECONDS + 0.1)

@@ -420,7 +420,7 @@ class IssuanceSearch(RuleBasedStateMachine):
     @rule(record=RECORD)
     def admin_replays(self, record: int) -> None:
         """ "Seçilenleri yeniden dene" on a record, whatever its state (only dead ones move)."""
-        from sync.services import dead_letters_replay
+        from integrations.work.replay import dead_letters_replay
 
         pk = self._record(record).pk
         self.replays += len(dead_letters_replay(model=Issuance, ids=[pk]))
@@ -487,7 +487,7 @@ class IssuanceSearch(RuleBasedStateMachine):
         for server in self.env.sandbox.values():
             server.state.clear_faults()
         time.sleep(SLOW_SECONDS + 0.1)  # whatever a slow insurer was still doing is done
-        from sync.services import dead_letters_replay
+        from integrations.work.replay import dead_letters_replay
 
         for record in self.records:
             replays = 0

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from requests.structures import CaseInsensitiveDict
 from stdnum.tr import vkn
 
+from insurehub.masking import raw_sample
 from integrations.adapters.bogazici import BS_NS, SOAP_NS
 from integrations.adapters.cinar import clear_token_cache
 from integrations.adapters.registry import registered_codes
@@ -33,7 +34,6 @@ from integrations.answers.results import Address, Policy, PolicyStatus, Quote
 from integrations.answers.taxonomy import KIND_CLASS, ErrorClass, ErrorKind, InsurerError
 from integrations.attempts.recording import MAX_RAW_SAMPLE
 from integrations.calling.channel import Reply
-from integrations.masking import raw_sample
 from tests import samples
 from tests.hardening.fake_insurer import Answer, FakeInsurerTransport, adapter_over
 

@@ -7,10 +7,10 @@ import pytest
 
 from integrations.adapters.registry import registered_codes
 from integrations.work.item import WorkState
+from integrations.work.replay import dead_letters_replay
 from policies.models import Cancellation
 from policies.services import cancellations as svc
 from quotes.models import Policy
-from sync.services import dead_letters_replay
 from tests.policies.conftest import issued, run_to_the_end
 
 pytestmark = pytest.mark.django_db

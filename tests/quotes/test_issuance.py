@@ -9,11 +9,11 @@ import pytest
 from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
+from integrations.work.replay import dead_letters_replay
 from integrations.work.services import work_promote_due, work_reclaim_expired
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
-from sync.services import dead_letters_replay
 from tests import samples
 from tests.quotes.request_samples import tasks_not_sent
 
@@ -160,7 +160,7 @@ def test_replaying_a_refusal_whose_request_has_a_policy_by_now_leaves_it_and_say
 
     from django.core.management import call_command
 
-    from sync.services import dead_letters_replay_outcome
+    from integrations.work.replay import dead_letters_replay_outcome
 
     refused_row = quoted(agents, "deniz")
     refused = start(agents, refused_row)

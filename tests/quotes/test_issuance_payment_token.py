@@ -14,10 +14,10 @@ from django.utils import timezone
 from integrations.adapters.registry import registered_codes
 from integrations.credentials import decrypt_secret
 from integrations.work.item import WorkState
+from integrations.work.replay import dead_letters_replay
 from quotes.models import InsurerQuote, Issuance
 from quotes.services import issuance as svc
 from sandbox.domain import DECLINED_PAYMENT_TOKEN
-from sync.services import dead_letters_replay
 from tests import samples
 from tests.quotes.test_issuance import quoted
 

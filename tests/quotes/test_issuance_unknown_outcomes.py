@@ -21,10 +21,10 @@ from django.utils import timezone
 from integrations.models import Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
 from integrations.work.item import WorkState
+from integrations.work.replay import dead_letters_replay
 from quotes.models import Issuance, Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
-from sync.services import dead_letters_replay
 from tests import samples
 from tests.integrations.management.test_insurer_call import creds, probe
 from tests.quotes.conftest import issuance_policy_override

@@ -160,7 +160,7 @@ def test_bad_filter_is_named_and_ignored_not_a_500(desk, portfolio):
 
 def test_pages_carry_the_filters(desk, agents, monkeypatch):
     """The pager links keep the filters, so page 2 is page 2 of the same filtered list."""
-    from quotes.views import common
+    from insurehub import desk_lists as common
 
     monkeypatch.setattr(common, "PAGE_SIZE", 2)
     for number in range(3):

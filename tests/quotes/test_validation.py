@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from integrations.masking import mask_identities_in_text, mask_identity
+from insurehub.masking import mask_identities_in_text, mask_identity
 from quotes.validation import (
     PRODUCT_FIELDS,
     REQUIRED_MESSAGE,

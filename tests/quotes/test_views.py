@@ -412,7 +412,7 @@ def test_search_without_match_says_so(desk, two_requests):
 
 def test_identity_number_search_puts_it_in_no_url(desk, two_requests, monkeypatch):
     """A TCKN search travels in the POST body only: not in the redirect, the page's links or the pager."""
-    from quotes.views import common as views
+    from insurehub import desk_lists as views
 
     monkeypatch.setattr(views, "PAGE_SIZE", 1)
     quote_requests.quote_request_create(user=two_requests[0].created_by, product="trafik", data=samples.TRAFIK)
@@ -438,7 +438,7 @@ def test_search_token_runs_out(desk, two_requests, monkeypatch):
     """A results URL stops working after SEARCH_TTL_SECONDS: the term is not kept for ever."""
     import time
 
-    from quotes.views import common as views
+    from insurehub import desk_lists as views
 
     url, _ = search(desk, "10000000146")
     later = time.time() + views.SEARCH_TTL_SECONDS + 1

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
+from integrations.work.replay import dead_letters_replay
 from integrations.work.services import work_claim
 from quotes.models import Policy
 from sync import services as svc
@@ -289,7 +290,7 @@ def test_replay_of_one_dead_letter_after_a_fix(dead_letters, sandbox, sent_tasks
     sandbox["anka"].state.seed_policies([{"policy_no": "ANKA-P-2", "status": "CANCELLED"}])
 
     with django_capture_on_commit_callbacks(execute=True):
-        assert svc.dead_letters_replay(ids=[item.pk]) == [item.pk]
+        assert dead_letters_replay(ids=[item.pk], model=SyncItem) == [item.pk]
 
     assert sent_tasks == [("sync.tasks.sync_drain", None)]
     assert SyncRun.objects.get(pk=item.run_id).finished_at is None  # the run is open again
@@ -303,7 +304,7 @@ def test_replay_of_a_selection_keeps_the_original_order(dead_letters, sent_tasks
     chosen = [dead_letters[4].pk, dead_letters[0].pk, dead_letters[2].pk]
 
     with django_capture_on_commit_callbacks(execute=True):
-        replayed = svc.dead_letters_replay(ids=chosen)
+        replayed = dead_letters_replay(ids=chosen, model=SyncItem)
 
     assert replayed == [dead_letters[0].pk, dead_letters[2].pk, dead_letters[4].pk]
     assert sent_tasks and set(sent_tasks) == {("sync.tasks.sync_drain", None)}
@@ -314,7 +315,7 @@ def test_replay_of_a_selection_keeps_the_original_order(dead_letters, sent_tasks
 
 def test_replay_of_one_kind(dead_letters):
     """All dead letters of one error kind, oldest first; the others stay where they are."""
-    assert svc.dead_letters_replay(kind="unavailable") == [dead_letters[3].pk, dead_letters[4].pk]
+    assert dead_letters_replay(kind="unavailable", model=SyncItem) == [dead_letters[3].pk, dead_letters[4].pk]
     assert [SyncItem.objects.get(pk=i.pk).state for i in dead_letters] == ["FAILED"] * 3 + ["QUEUED"] * 2
 
 
@@ -322,10 +323,10 @@ def test_replay_leaves_live_records_and_needs_a_choice(dead_letters, make_polici
     """A record that is not a dead letter is not touched; replaying needs ids, a kind or everything=True."""
     live = make_policies("anka", ["ANKA-P-9"])[0]
     start_run()
-    assert svc.dead_letters_replay(ids=[item_of(live).pk]) == []
+    assert dead_letters_replay(ids=[item_of(live).pk], model=SyncItem) == []
     with pytest.raises(ValueError, match="choose"):
-        svc.dead_letters_replay()
-    assert svc.dead_letters_replay(everything=True) == [i.pk for i in dead_letters]
+        dead_letters_replay(model=SyncItem)
+    assert dead_letters_replay(everything=True, model=SyncItem) == [i.pk for i in dead_letters]
 
 
 # --- schedules and the pump task -----------------------------------------------------------------

@@ -8,10 +8,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from integrations.answers.taxonomy import ErrorKind
 from integrations.work.item import WorkItem
+from integrations.work.replay import dead_letters_replay_outcome
 from policies.models import Cancellation, ProductionListCheck
 from quotes.models import Issuance
 from sync.models import SyncItem
-from sync.services import dead_letters_replay_outcome
 
 MODELS: dict[str, type[WorkItem]] = {
     "sync": SyncItem,

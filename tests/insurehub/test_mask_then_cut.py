@@ -1,7 +1,7 @@
 """Mask, then cut: no text the platform keeps or shows is shortened before its identity numbers are masked.
 
 Two proofs. The product code is read for stray cuts (`text[:n]` on an f-string, `str(...)`, a
-message): every one goes through `integrations.masking.mask_and_cut`. And every raise site that
+message): every one goes through `insurehub.masking.mask_and_cut`. And every raise site that
 quotes a value into a cut message is driven with a TCKN/VKN at every position relative to the
 cut, in every shape: no more than five of its digits in a row come out, neither in the exception
 nor in what the channel keeps of it (the attempt log's message), nor in `work_try`'s record.
@@ -32,7 +32,7 @@ from integrations.answers.results import Quote
 from integrations.answers.taxonomy import InsurerError, Refusal
 from integrations.attempts.recording import BufferedRecorder
 from integrations.calling.channel import Call, CallContext, Channel, Reply
-from tests.integrations.test_masking import identities, spaced, surviving_runs
+from tests.insurehub.test_masking import identities, spaced, surviving_runs
 
 # The channel reads the admin's error mappings when it classifies a refusal.
 pytestmark = pytest.mark.django_db
@@ -99,7 +99,7 @@ def _product_modules() -> list[Path]:
         module
         for package in packages
         for module in package.rglob("*.py")
-        if "migrations" not in module.parts and module != REPO_ROOT / "integrations" / "masking.py"
+        if "migrations" not in module.parts and module != REPO_ROOT / "insurehub" / "masking.py"
     ]
 
 
@@ -113,7 +113,7 @@ def test_no_product_code_cuts_a_text_except_through_mask_and_cut():
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and _is_text(node.value):
                 if (relative, ast.unparse(node)) not in ALLOWED_CUTS:
                     stray.append(f"{relative}:{node.lineno}: {ast.unparse(node)}")
-    assert stray == [], "cut through integrations.masking.mask_and_cut instead:\n" + "\n".join(stray)
+    assert stray == [], "cut through insurehub.masking.mask_and_cut instead:\n" + "\n".join(stray)
 
 
 def test_the_guard_sees_a_stray_cut():

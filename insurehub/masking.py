@@ -25,7 +25,7 @@ What is masked, precisely:
   masked identity shows is most of one (six known digits leave a thousand candidates).
 - `mask_and_cut` is the one way to shorten a text that may quote an answer, an input or an
   exception: every `f"...{value!r}"` that is cut goes through it, never through `[:n]`
-  (`tests/integrations/test_mask_then_cut.py` reads the product code for stray cuts).
+  (`tests/insurehub/test_mask_then_cut.py` reads the product code for stray cuts).
 
 `raw_sample` decodes an answer's bytes first (UTF-8/16/32 byte-order marks, BOM-less UTF-16,
 the declared charset), since digits of a UTF-16 body are not ASCII digit runs until decoded.

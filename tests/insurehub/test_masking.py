@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stdnum.tr import tckimlik, vkn
 
-from integrations.masking import decode_body, mask_and_cut, mask_identities_in_text, raw_sample
+from insurehub.masking import decode_body, mask_and_cut, mask_identities_in_text, raw_sample
 
 PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
