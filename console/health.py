@@ -30,12 +30,11 @@ from integrations.attempts.retention import COUNT, RETRIES, Measure, attempt_tot
 from integrations.audit import error_mapping_issuance_risk, error_mapping_seen_on_look_ups_only
 from integrations.models import Attempt, ErrorMapping, Insurer, InsurerAccount, SendRateState
 from integrations.pacing.shared_state import DatabaseSharedState, shared_state
-from integrations.work.item import WorkItem, WorkState
+from integrations.work.item import DEAD_STATES, WorkItem, WorkState
 from policies.models import Cancellation, PolicyFinding, ProductionListCheck
 from quotes.models import Issuance
 from sync.models import SyncItem
 
-DEAD_STATES = (WorkState.FAILED, WorkState.DEFERRED)
 WAITING_STATES = (WorkState.QUEUED, WorkState.PENDING)
 
 # Codes the channel itself gives an unreadable answer; they never go through the code lookup,

@@ -58,7 +58,6 @@ from quotes.services.quote_requests import agency_of
 logger = logging.getLogger(__name__)
 
 POLICY_DOCUMENT = Operation.POLICY_DOCUMENT.value
-OPEN_STATES = (WorkState.QUEUED, WorkState.IN_FLIGHT, WorkState.PENDING)
 FINISHED_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
 # Every stored PDF is one, whatever the insurer's header said: `Document` checked the %PDF- magic,
 # and the header is never echoed to a browser (an insurer's `text/html` would be served as a page).

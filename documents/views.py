@@ -21,9 +21,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from documents import selectors
 from documents.models import PolicyDocument
-from documents.services import DOCUMENT_TOPIC, OPEN_STATES, PDF_CONTENT_TYPE, document_refetch, document_versions
+from documents.services import DOCUMENT_TOPIC, PDF_CONTENT_TYPE, document_refetch, document_versions
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
+from integrations.work.item import OPEN_STATES
 from quotes import live
 from quotes.models import Policy
 from quotes.views.common import fragment_login_required, live_stream_response

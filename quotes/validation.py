@@ -19,17 +19,15 @@ from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta, timezone
 
 from insurehub.identity_numbers import (
-    DIGITS_RE as _DIGITS_RE,
-)
-from insurehub.identity_numbers import (
+    DIGITS_RE,
     REQUIRED_MESSAGE,
     FieldError,
+    is_blank,
     owner_id_kind,
+    require_text,
     validate_owner_id,
+    without_whitespace,
 )
-from insurehub.identity_numbers import is_blank as _is_blank
-from insurehub.identity_numbers import require_text as _require_text
-from insurehub.identity_numbers import without_whitespace as _without_whitespace
 from integrations.operations import (
     KASKO_DEDUCTIBLES,
     KASKO_OPTION_FIELDS,
@@ -115,7 +113,7 @@ def _ascii_upper(value: str) -> str:
 
 
 def _choice(field: str, value: object, choices: tuple[str, ...], message: str) -> str:
-    text = _require_text(field, value, message).strip().lower()
+    text = require_text(field, value, message).strip().lower()
     if text not in choices:
         raise FieldError(field, message)
     return text
@@ -124,8 +122,8 @@ def _choice(field: str, value: object, choices: tuple[str, ...], message: str) -
 def _digit_code(field: str, value: object, length: int, message: str) -> str:
     """Codes are identifiers, not numbers: leading zeros matter, so an int is refused outright
     rather than guessed back into shape."""
-    text = _without_whitespace(_require_text(field, value, message))
-    if len(text) != length or not _DIGITS_RE.fullmatch(text):
+    text = without_whitespace(require_text(field, value, message))
+    if len(text) != length or not DIGITS_RE.fullmatch(text):
         raise FieldError(field, message)
     return text
 
@@ -145,7 +143,7 @@ def _int_in_range(
     agent and one to Python."""
     range_message = f"{label} {low} ile {high}{unit} arasında olmalıdır."
     not_int_message = f"{label} tam sayı olmalıdır (ör. {example})."
-    if _is_blank(value):
+    if is_blank(value):
         raise FieldError(field, REQUIRED_MESSAGE)
     if isinstance(value, bool):
         raise FieldError(field, not_int_message)
@@ -173,8 +171,8 @@ def _int_in_range(
 def normalize_plate(value: object) -> str:
     """Insurers and TRAMER match plates textually, so "34 abc 123" and "34-ABC-123" must reach
     them as the one stored form, "34ABC123"."""
-    text = _require_text("plate", value, _PLATE_MESSAGE)
-    plate = _ascii_upper(_without_whitespace(text).replace("-", ""))
+    text = require_text("plate", value, _PLATE_MESSAGE)
+    plate = _ascii_upper(without_whitespace(text).replace("-", ""))
     if not _PLATE_RE.fullmatch(plate):
         raise FieldError("plate", _PLATE_MESSAGE)
     return plate
@@ -183,8 +181,8 @@ def normalize_plate(value: object) -> str:
 def normalize_registration_serial(value: object) -> str:
     """Agents copy the serial off the paper ruhsat with spaces and in any case; insurers want
     the compact upper-case form."""
-    text = _require_text("registration_serial", value, _SERIAL_MESSAGE)
-    serial = _ascii_upper(_without_whitespace(text).replace("-", ""))
+    text = require_text("registration_serial", value, _SERIAL_MESSAGE)
+    serial = _ascii_upper(without_whitespace(text).replace("-", ""))
     if not _SERIAL_RE.fullmatch(serial):
         raise FieldError("registration_serial", _SERIAL_MESSAGE)
     return serial
@@ -367,7 +365,7 @@ def option_given(data: Mapping, field: str) -> bool:
     value = data[field]
     if value is None:
         return field == "liability_limit"
-    return not _is_blank(value)
+    return not is_blank(value)
 
 
 # --- whole requests ----------------------------------------------------------------------------
@@ -419,7 +417,7 @@ def validate_fields(product: str, data: Mapping, *, today: date | None = None) -
     errors: dict[str, str] = {}
     for field in fields:
         value = data.get(field)
-        if _is_blank(value):
+        if is_blank(value):
             errors[field] = REQUIRED_MESSAGE
             continue
         try:
@@ -427,7 +425,7 @@ def validate_fields(product: str, data: Mapping, *, today: date | None = None) -
         except FieldError as error:
             errors[field] = error.message
     # Every product's cover starts on a day: the agent's, else tomorrow.
-    if _is_blank(data.get("starts_on")):
+    if is_blank(data.get("starts_on")):
         clean["starts_on"] = default_starts_on(today=today)
     else:
         try:

@@ -14,15 +14,13 @@ from django.utils.html import format_html
 from django_q import admin as django_q_admin
 from django_q.models import Failure, Schedule, Success
 
-from integrations.work.item import WorkState
+from integrations.work.item import DEAD_STATES, OPEN_STATES, WorkState
 from sync.models import SyncItem, SyncRun
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 from integrations.work.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 from sync.services import (
-    DEAD_STATES,
-    OPEN_STATES,
     sync_run_enqueue,
     sync_run_start,
 )

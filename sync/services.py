@@ -41,7 +41,7 @@ from integrations.pacing.send_rate import SharedSendRate
 from integrations.retry_policies import RetryPolicy, policy_for
 from integrations.ttlcache import TtlCache
 from integrations.work.attempt_batch import AttemptBatch
-from integrations.work.item import WorkState
+from integrations.work.item import OPEN_STATES, WorkState
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -70,8 +70,6 @@ from sync.signals import policy_found_cancelled
 logger = logging.getLogger(__name__)
 
 POLICY_STATUS = Operation.POLICY_STATUS.value
-OPEN_STATES = (WorkState.QUEUED, WorkState.IN_FLIGHT, WorkState.PENDING)
-DEAD_STATES = (WorkState.FAILED, WorkState.DEFERRED)
 
 # Margin on top of the longest a live worker can spend on one try before its lease is taken back.
 LEASE_MARGIN_SECONDS = 30.0

@@ -15,7 +15,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from integrations.work.replay import DEAD_STATES, DeadLetterReplay, dead_letters_replay_outcome
+from integrations.work.item import DEAD_STATES
+from integrations.work.replay import DeadLetterReplay, dead_letters_replay_outcome
 
 # What every durable record's admin shows of its payload and its last error (WorkItem's fields and
 # DeadLetterAdmin's readable views of them), in the same order for every kind of record.

@@ -32,6 +32,12 @@ class WorkState(models.TextChoices):
     FAILED = "FAILED", "Başarısız"
 
 
+# Still in play (a worker or the pump will take it further), and dead letters (a person decides;
+# a replay sends them back): every app, admin and check reads these two, never its own copy.
+OPEN_STATES = (WorkState.QUEUED, WorkState.IN_FLIGHT, WorkState.PENDING)
+DEAD_STATES = (WorkState.FAILED, WorkState.DEFERRED)
+
+
 ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     WorkState.QUEUED: frozenset({WorkState.IN_FLIGHT}),
     WorkState.IN_FLIGHT: frozenset(

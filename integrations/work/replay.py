@@ -12,13 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from integrations.answers.taxonomy import ErrorKind
-from integrations.work.item import WorkItem, WorkState
+from integrations.work.item import DEAD_STATES, WorkItem
 from integrations.work.registry import work_kind_for
 from integrations.work.services import work_replay
 
 logger = logging.getLogger(__name__)
-
-DEAD_STATES = (WorkState.FAILED, WorkState.DEFERRED)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
+from integrations.work.item import OPEN_STATES
 from integrations.work.replay import dead_letters_replay
 from integrations.work.services import work_claim
 from quotes.models import Policy
@@ -36,7 +37,7 @@ def run_to_end(item: SyncItem, *, timeout: float = 10.0) -> SyncItem:
     deadline = time.monotonic() + timeout
     svc.sync_item_process(item.pk)
     item.refresh_from_db()
-    while item.state in svc.OPEN_STATES and time.monotonic() < deadline:
+    while item.state in OPEN_STATES and time.monotonic() < deadline:
         due = item.next_attempt_at or timezone.now()  # an open item waits on its next attempt
         time.sleep(max((due - timezone.now()).total_seconds(), 0) + 0.01)
         svc.sync_pump()
