@@ -137,9 +137,9 @@ def durable_open_loop(
     the item's last message, counted)."""
     from django.db import connection
 
-    from integrations.work.item import WorkState
     from sync.models import SyncItem
     from sync.services import sync_item_process, sync_pump
+    from work.item import WorkState
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sync")
     arrived_at: dict[int, tuple[str, float]] = {}

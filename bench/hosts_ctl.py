@@ -32,7 +32,7 @@ def prepare(spec: dict[str, Any]) -> dict[str, Any]:
     from integrations.models import Insurer, InsurerAccount, OperationPolicy
     from integrations.retry_policies import default_policy
     from sandbox import DEFAULT_ACCOUNTS
-    from sync.schedules import ensure_schedules
+    from work.schedules import ensure_schedules
 
     call_command("migrate", verbosity=0)
     demo_data_seed(base_urls=spec["urls"], accounts=DEFAULT_ACCOUNTS, contracted_rate=spec.get("contract", 20.0))
@@ -43,7 +43,7 @@ def prepare(spec: dict[str, Any]) -> dict[str, Any]:
             values = {**asdict(default_policy(operation)), **fields}  # as an admin's override is stored
             OperationPolicy.objects.update_or_create(insurer=insurer, operation=operation, defaults=values)
     ensure_schedules()
-    Schedule.objects.exclude(func="sync.tasks.work_pump").delete()
+    Schedule.objects.exclude(func="work.tasks.work_pump").delete()
     return {"policies": policies(spec)["policies"]}
 
 

@@ -46,11 +46,11 @@ from insurehub.errors import Forbidden, Invalid, NotFound
 from insurehub.spreadsheets import Cell, xlsx_table
 from integrations.models import Insurer
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from integrations.work.item import WorkState
 from policies.models import Cancellation
 from quotes.models import Policy
 from quotes.selectors import today
 from quotes.services.policies import spreadsheet_safe
+from work.item import WorkState
 
 ZERO = Decimal("0.00")
 RENEWAL_MATCH_DAYS = 30

@@ -42,9 +42,9 @@ from insurehub.errors import Forbidden, Invalid
 from integrations.audit import audit_actor
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import Product
-from integrations.work.item import WorkState
 from policies.models import Cancellation
 from quotes.models import Policy
+from work.item import WorkState
 
 logger = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from integrations.attempts.retention import COUNT, RETRIES, Measure, attempt_tot
 from integrations.audit import error_mapping_issuance_risk, error_mapping_seen_on_look_ups_only
 from integrations.models import Attempt, ErrorMapping, Insurer, InsurerAccount, SendRateState
 from integrations.pacing.shared_state import DatabaseSharedState, shared_state
-from integrations.work.item import DEAD_STATES, WorkItem, WorkState
 from policies.models import Cancellation, PolicyFinding, ProductionListCheck
 from quotes.models import Issuance
 from sync.models import SyncItem
+from work.item import DEAD_STATES, WorkItem, WorkState
 
 WAITING_STATES = (WorkState.QUEUED, WorkState.PENDING)
 

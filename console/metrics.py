@@ -46,7 +46,7 @@ from integrations.attempts.retention import COUNT, LATENCY_MS_SUM, RETRIES, atte
 from integrations.models import LATENCY_BUCKETS, Insurer
 from integrations.operations import Operation
 from integrations.retry_policies import policy_for
-from sync.pump_beat import pump_beat_last
+from work.pump_beat import pump_beat_last
 
 SUCCESS = "success"
 ATTEMPT_LABELS = ["insurer", "operation", "product", "class", "kind"]
@@ -295,7 +295,7 @@ def _reconciliation_families(insurer_codes: list[str]) -> Iterator[Metric]:
 
 
 def _pump_family() -> Metric:
-    """Seconds since the work pump's last good pass (sync.pump_beat): +Inf when it never ran, or
+    """Seconds since the work pump's last good pass (work.pump_beat): +Inf when it never ran, or
     its beat cannot be read (the cache down), so the silent-pump alert fires then too."""
     family = GaugeMetricFamily(
         "insurehub_work_pump_last_pass_age_seconds",

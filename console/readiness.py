@@ -45,7 +45,7 @@ from health_check.checks import Database, Storage
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
 
-from sync.pump_beat import pump_beat_last, pump_stale_after_seconds
+from work.pump_beat import pump_beat_last, pump_stale_after_seconds
 
 
 def _closing_connections(run: Callable[[], None]) -> Callable[[], None]:
@@ -112,7 +112,7 @@ class MigrationsApplied(HealthCheck):
 
 @dataclasses.dataclass
 class WorkPumpRecent(HealthCheck):
-    """The work pump finished a pass within its allowance (sync.pump_beat)."""
+    """The work pump finished a pass within its allowance (work.pump_beat)."""
 
     def run(self) -> None:
         try:

@@ -7,7 +7,7 @@ from typing import ClassVar
 from django.contrib import admin
 
 from documents.models import PolicyDocument
-from integrations.work.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
+from work.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 
 
 @admin.register(PolicyDocument)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from integrations.work.item import WorkItem
+from work.item import WorkItem
 
 
 class PolicyDocument(WorkItem):

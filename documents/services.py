@@ -40,20 +40,18 @@ from integrations.calling.calls import endpoint_for_account, insurer_operation_r
 from integrations.calling.engine import Outcome
 from integrations.operations import Operation
 from integrations.retry_policies import RetryPolicy, policy_for
-from integrations.work.item import WorkState
-from integrations.work.registry import WorkRegistration, work_kind_register
-from integrations.work.services import (
-    WorkKind,
-    work_claim,
-    work_mark_submitted,
-    work_promote_due,
-    work_reclaim_expired,
-    work_requeue_orphans,
-    work_try,
-)
 from quotes.live import version_of
 from quotes.models import Policy
 from quotes.services.quote_requests import agency_of
+from work.dispatch import work_send
+from work.item import WorkState
+from work.registry import WorkRegistration, work_kind_register
+from work.services import (
+    WorkKind,
+    work_claim,
+    work_mark_submitted,
+    work_try,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +92,7 @@ def _document_request(policy: Policy) -> tuple[PolicyDocument, bool]:
         defaults={"agency_id": policy.agency_id, "payload": _payload(policy)},
     )
     if created:
-        _enqueue(document.pk)
+        work_send(PolicyDocument, [document.pk])
     return document, created
 
 
@@ -146,7 +144,7 @@ def document_refetch(*, user: User, policy_id: int) -> PolicyDocument:
     )
     if moved:
         change_feed.publish(DOCUMENT_TOPIC, document.pk)
-        _enqueue(document.pk)
+        work_send(PolicyDocument, [document.pk])
         logger.info("policy document %s: re-fetch asked by %s", document.pk, user.pk)
     document.refresh_from_db()
     return document
@@ -154,24 +152,15 @@ def document_refetch(*, user: User, policy_id: int) -> PolicyDocument:
 
 def document_work_register() -> None:
     """Policy documents as a kind of durable work (called from `DocumentsConfig.ready`); their
-    dead letters replay through the one replay path (`integrations.work.replay.dead_letters_replay`)."""
-    work_kind_register(WorkRegistration(model=PolicyDocument, send=documents_send, pump=documents_pump))
-
-
-def documents_send(ids: list[int]) -> None:
-    for document_id in ids:
-        _enqueue(document_id)
-
-
-def _enqueue(document_id: int) -> None:
-    """Hand the record to a worker once the state that made it due is committed."""
-    transaction.on_commit(partial(_send_task, document_id), robust=True)
-
-
-def _send_task(document_id: int) -> None:
-    from django_q.tasks import async_task
-
-    async_task("documents.tasks.document_process", document_id, task_name=f"document-{document_id}")
+    dead letters replay through the one replay path (`work.replay.dead_letters_replay`)."""
+    work_kind_register(
+        WorkRegistration(
+            name="document",
+            model=PolicyDocument,
+            task="documents.tasks.document_process",
+            pump_hook=_missing_documents_scan_now_and_then,
+        )
+    )
 
 
 # --- one try -----------------------------------------------------------------------------------
@@ -311,16 +300,9 @@ def _state_of(document_id: int) -> str:
 _last_missing_scan = float("-inf")
 
 
-def documents_pump() -> list[int]:
-    """Take back dead workers' records, queue those whose wait is over (a "not ready yet" wait
-    among them), and send again those whose task was lost; run every second by the work pump.
-    Once a minute it also gives policies without a document record one."""
+def _missing_documents_scan_now_and_then() -> None:
+    """Once a minute, with the pump: policies without a document record get one."""
     global _last_missing_scan
     if time.monotonic() - _last_missing_scan >= MISSING_SCAN_INTERVAL_SECONDS:
         _last_missing_scan = time.monotonic()
         documents_request_missing(limit=MISSING_SCAN_LIMIT)
-    ids = work_reclaim_expired(PolicyDocument) + work_promote_due(PolicyDocument)
-    ids += [pk for pk in work_requeue_orphans(PolicyDocument) if pk not in ids]
-    for document_id in ids:
-        _enqueue(document_id)
-    return ids

@@ -24,10 +24,10 @@ from documents.models import PolicyDocument
 from documents.services import DOCUMENT_TOPIC, PDF_CONTENT_TYPE, document_refetch, document_versions
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
-from integrations.work.item import OPEN_STATES
 from quotes import live
 from quotes.models import Policy
 from quotes.views.common import fragment_login_required, live_stream_response
+from work.item import OPEN_STATES
 
 logger = logging.getLogger(__name__)
 

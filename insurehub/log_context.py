@@ -8,7 +8,7 @@ one request or one issuance through every logger without each call site passing 
   token, else a new one; echoed on the response, so a proxy's and our logs meet) and the user's
   `agency` code.
 - `log_context_bound(insurer=…, operation=…, record_id=…)` binds more around a piece of work
-  (`integrations.work.services.work_try` binds the record and its insurer).
+  (`work.services.work_try` binds the record and its insurer).
 
 Only identifiers go here: an agency's code, an insurer's code, a record's model and id. Never a
 name, an identity number, a phone or an e-mail address.

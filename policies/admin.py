@@ -5,8 +5,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from integrations.models import Insurer
-from integrations.work.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 from policies.models import Cancellation, PolicyFinding, ProductionListCheck, RenewalReminder
+from work.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 
 
 @admin.register(Cancellation)

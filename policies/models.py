@@ -7,8 +7,8 @@ from django.db import models
 from django.db.models import Q
 
 from integrations.operations import CANCEL_REASON_LABELS_TR, CANCEL_REASONS
-from integrations.work.item import WorkItem
 from quotes.models import Policy
+from work.item import WorkItem
 
 REASON_CHOICES = [(reason, CANCEL_REASON_LABELS_TR[reason]) for reason in CANCEL_REASONS]
 

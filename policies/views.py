@@ -12,7 +12,6 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
-from integrations.work.item import WorkState
 from policies import selectors
 from policies.forms import CancellationForm, PortfolioUploadForm
 from policies.models import Cancellation
@@ -26,6 +25,7 @@ from policies.services.portfolio_upload import (
 )
 from quotes import selectors as quote_selectors
 from quotes.views.common import fragment_login_required
+from work.item import WorkState
 
 FINAL_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
 

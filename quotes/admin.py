@@ -1,6 +1,6 @@
 """Admin for issuances: durable work records, read-only, replayed by action after a fix.
 
-The replay actions are the dead-letter admin's (`integrations.work.admin.DeadLetterAdmin`), shared with sync
+The replay actions are the dead-letter admin's (`work.admin.DeadLetterAdmin`), shared with sync
 items and policy documents; the model and its admin live here, in `quotes`.
 """
 
@@ -12,8 +12,8 @@ from typing import ClassVar
 from django.contrib import admin
 from django.utils.html import format_html
 
-from integrations.work.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 from quotes.models import Issuance
+from work.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 
 
 @admin.register(Issuance)

@@ -11,7 +11,11 @@ class QuotesConfig(AppConfig):
         from quotes.customer_history import customer_history_section
         from quotes.receivers import scrub_on_erasure
         from quotes.services.issuance import issuance_work_register
+        from quotes.services.quote_requests import quote_requests_redispatch_lost
+        from work.registry import pump_pass_register
 
         issuance_work_register()
+        # A quote request whose dispatch task was lost is sent again within seconds, while its agent waits.
+        pump_pass_register("quote_requests", quote_requests_redispatch_lost)
         customer_history_sections.register("quotes", customer_history_section)
         customer_erased.connect(scrub_on_erasure, dispatch_uid="quotes.scrub_on_erasure")

@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from integrations.models import PRODUCT_CHOICES, Insurer, InsurerAccount
-from integrations.work.item import WorkItem
+from work.item import WorkItem
 
 
 class QuoteRequest(models.Model):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from integrations.work.item import WorkState
 from notifications.models import Notification
 from notifications.services import notify
 from quotes.models import Issuance
+from work.item import WorkState
 
 Kind = Notification.Kind
 

@@ -18,8 +18,8 @@ from django.utils import timezone
 from agencies.scope import scope_q
 from customers.models import Customer
 from customers.name_search import name_contains
-from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
+from work.item import WorkState
 
 
 def _plate_or_owner(search: str) -> Q:

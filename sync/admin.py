@@ -14,16 +14,16 @@ from django.utils.html import format_html
 from django_q import admin as django_q_admin
 from django_q.models import Failure, Schedule, Success
 
-from integrations.work.item import DEAD_STATES, OPEN_STATES, WorkState
 from sync.models import SyncItem, SyncRun
+from work.item import DEAD_STATES, OPEN_STATES, WorkState
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
-from integrations.work.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 from sync.services import (
     sync_run_enqueue,
     sync_run_start,
 )
+from work.admin import WORK_ERROR_FIELDS, DeadLetterAdmin
 
 
 @admin.register(SyncItem)

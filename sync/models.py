@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from integrations.work.item import WorkItem
+from work.item import WorkItem
 
 
 class SyncRun(models.Model):
@@ -46,7 +46,7 @@ class SyncItem(WorkItem):
     previous_status = models.CharField("önceki durum", max_length=16, blank=True)
     observed_status = models.CharField("şirketin bildirdiği durum", max_length=16, blank=True)
     # Written by every claim (a fresh value each time): the batch claim reads its records back by
-    # it, and a batch write is fenced by it (`integrations.work.services.work_claim_batch`).
+    # it, and a batch write is fenced by it (`work.services.work_claim_batch`).
     claim_token = models.CharField("talep jetonu", max_length=32, blank=True, default="", editable=False)
 
     class Meta:

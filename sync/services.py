@@ -40,13 +40,18 @@ from integrations.pacing.retry_budget import BatchedRetryBudget, SharedRetryBudg
 from integrations.pacing.send_rate import SharedSendRate
 from integrations.retry_policies import RetryPolicy, policy_for
 from integrations.ttlcache import TtlCache
-from integrations.work.attempt_batch import AttemptBatch
-from integrations.work.item import OPEN_STATES, WorkState
+from work.attempt_batch import AttemptBatch
+from work.item import OPEN_STATES, WorkState
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
-from integrations.work.registry import WorkRegistration, work_kind_register, work_kinds
-from integrations.work.services import (
+from quotes.models import Policy
+from quotes.services.policies import policy_period_store
+from sync.models import SyncItem, SyncRun
+from sync.notices import notify_policy_ended
+from sync.signals import policy_found_cancelled
+from work.registry import WorkRegistration, work_kind_register
+from work.services import (
     WorkKind,
     work_claim,
     work_claim_batch,
@@ -59,13 +64,7 @@ from integrations.work.services import (
     work_stop_event,
     work_try,
 )
-from integrations.work.write_gate import gated_shared_state, write_gate
-from quotes.models import Policy
-from quotes.services.policies import policy_period_store
-from sync.models import SyncItem, SyncRun
-from sync.notices import notify_policy_ended
-from sync.pump_beat import pump_beat_record
-from sync.signals import policy_found_cancelled
+from work.write_gate import gated_shared_state, write_gate
 
 logger = logging.getLogger(__name__)
 
@@ -446,40 +445,6 @@ def sync_runs_close() -> list[int]:
     return [run.pk for run in SyncRun.objects.filter(finished_at__isnull=True) if sync_run_close(run)]
 
 
-def work_pump_run(*, seconds: float = 50.0, interval: float = 1.0) -> int:
-    """Pump sync items, issuances and policy documents for `seconds` (a task scheduled every minute), so a retry
-    starts about a second after it is due rather than up to a minute later; quote requests whose
-    dispatch task was lost are sent again within seconds, while their agent still waits.
-
-    Kept well inside django-q2's task timeout, or the cluster would kill the pump mid-pass.
-    """
-    from quotes.services.quote_requests import quote_requests_redispatch_lost
-
-    seconds = min(seconds, max(settings.Q_CLUSTER["timeout"] - 10, 1))
-    end = time.monotonic() + seconds
-    # django-q2 stops a worker only after the task in hand: without this the pump's ~50 s held
-    # every stop of the cluster for as long.
-    stopping = work_stop_event()
-    moved = 0
-    while not stopping.is_set():
-        try:
-            for registration in work_kinds():
-                moved += len(registration.pump())
-            moved += len(quote_requests_redispatch_lost())
-            pump_beat_record()
-        except Exception:
-            # A busy database (SQLite's lock) or a broker that is down (Redis restarting) must not
-            # cost the rest of this minute's pumping: what a pass could not send, the next one sends.
-            logger.exception("work pump pass failed; trying again")
-        if time.monotonic() + interval >= end:
-            return moved
-        stopping.wait(interval)
-    # The pump holds no record: ending a pass early leaves nothing IN_FLIGHT, and the next
-    # cluster's pump picks up where this one left off.
-    logger.info("work pump: the cluster is stopping; pump ended early")
-    return moved
-
-
 # --- drains: batches of items, a pool of threads -------------------------------------------------
 
 
@@ -804,6 +769,7 @@ def sync_work_register() -> None:
     """Sync items as a kind of durable work (called from `SyncConfig.ready`): drains take them."""
     work_kind_register(
         WorkRegistration(
+            name="sync",
             model=SyncItem,
             send=lambda ids: _enqueue_drains(min(DRAIN_TASKS, len(ids))),
             pump=sync_pump,

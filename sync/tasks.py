@@ -1,4 +1,4 @@
-"""django-q2 task entry points: thin, each calls one service.
+"""django-q2 task entry points of the nightly sync: thin, each calls one service.
 
 The retry decision is the services' (from the error taxonomy), never the queue's:
 `Q_CLUSTER["max_attempts"]` is 1 and these tasks never raise for an insurer's "no".
@@ -6,8 +6,7 @@ The retry decision is the services' (from the error taxonomy), never the queue's
 
 from __future__ import annotations
 
-from integrations.attempts import retention as attempt_history
-from sync import retention, services
+from sync import services
 from sync.models import SyncRun
 
 
@@ -26,23 +25,3 @@ def sync_item_process(item_id: int) -> str:
 def sync_drain(run_id: int | None = None) -> int:
     """Claim due sync items in batches and try them with a pool of threads, until none is left."""
     return services.sync_drain(run_id)
-
-
-def work_pump(seconds: float = 50.0) -> int:
-    """Scheduled every minute: reclaim and requeue sync items and issuances for about a minute."""
-    return services.work_pump_run(seconds=seconds)
-
-
-def attempt_minutes_rollup() -> int:
-    """Scheduled every minute: sum the attempt log's complete minutes for /metrics and the dashboard."""
-    return attempt_history.attempt_minutes_rollup()
-
-
-def history_prune() -> dict[str, int]:
-    """Scheduled nightly: delete (in batches) what is past its retention."""
-    return retention.history_prune()
-
-
-def sessions_clear() -> int:
-    """Scheduled nightly: Django's `clearsessions` (expired sessions deleted)."""
-    return retention.sessions_clear()

@@ -1,7 +1,8 @@
 """The layers of the house, kept by reading every product module's imports (docs/architecture.md).
 
 From the bottom up: `insurehub` and `agencies` (project plumbing, who works for which agency);
-`integrations` (calling insurers, pacing, the attempt log); the desk's apps (`quotes`, `sync`,
+`integrations` (calling insurers, pacing, the attempt log); `work` (the durable record, its one
+try loop, the pump, dead letters and their replay, the schedules); the desk's apps (`quotes`, `sync`,
 `customers`, `documents`, `notifications`, `policies`, `vehicles`); `commissions` and `outreach`, which listen
 to the desk's signals (issuance, cancellation, renewal reminders, erasure) and add their sections
 to its pages through hooks, so no desk app imports them back; the operator `console` on top. A package may import
@@ -31,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, ...]] = [
     ("insurehub", "agencies"),
     ("integrations",),
+    ("work",),
     ("quotes", "sync", "customers", "documents", "notifications", "policies", "vehicles"),
     ("commissions", "outreach"),
     ("console",),

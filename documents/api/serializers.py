@@ -5,8 +5,8 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from integrations.work.item import WorkState
 from quotes.api.serializers import MaskedTextField
+from work.item import WorkState
 
 
 @extend_schema_field({"type": "string", "enum": list(WorkState.values)})

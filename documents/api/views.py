@@ -25,7 +25,7 @@ from insurehub.api.ids import pk_or_404
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
 from insurehub.errors import Conflict
 from insurehub.request_types import AuthenticatedRequest
-from integrations.work.item import OPEN_STATES
+from work.item import OPEN_STATES
 
 POLICY_ID = OpenApiParameter("policy_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The policy's `id`.")
 NOT_READY_MESSAGE = "Poliçe belgesi henüz hazır değil; birkaç saniye sonra yeniden deneyin."

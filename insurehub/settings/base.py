@@ -61,6 +61,9 @@ INSTALLED_APPS = [
     "csp",
     "agencies",
     "integrations",
+    # Durable work: the record, its try loop, the pump, dead letters, replay and the schedules;
+    # each desk app registers its kinds of work and schedules here in its AppConfig.ready().
+    "work",
     "vehicles",
     "quotes",
     "sync",
@@ -344,7 +347,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # Durable records (issuances, cancellations) share one state machine: one enum in the schema.
-    "ENUM_NAME_OVERRIDES": {"WorkStateEnum": "integrations.work.item.WorkState.choices"},
+    "ENUM_NAME_OVERRIDES": {"WorkStateEnum": "work.item.WorkState.choices"},
     # Request bodies take their declared fields only (insurehub.api_input): the schema says so.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

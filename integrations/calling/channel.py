@@ -642,7 +642,7 @@ def exchanges_stoppable() -> Iterator[None]:
     """Exchanges this thread makes inside the block are cut short when the process stops.
 
     Only work that can be handed back whole opts in (a durable record's try: see
-    `integrations.work.services.work_try`); a quote the agent is waiting for is left to finish.
+    `work.services.work_try`); a quote the agent is waiting for is left to finish.
     """
     _stoppable_scope.depth = getattr(_stoppable_scope, "depth", 0) + 1
     try:
@@ -655,7 +655,7 @@ def exchanges_stop() -> None:
     """The process is stopping: cut every stoppable exchange in flight, refuse new ones.
 
     For good (a stopping process does not start again). Called by the watch on the worker's
-    cluster (`integrations.work.services.work_stop_event`).
+    cluster (`work.services.work_stop_event`).
     """
     _watchdog.stop()
 

@@ -13,7 +13,6 @@ import logging
 import time
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
-from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -32,19 +31,6 @@ from integrations.calling.calls import endpoint_for_account, insurer_operation_r
 from integrations.calling.engine import IssuanceHistory, Outcome
 from integrations.operations import CANCEL_REASONS
 from integrations.retry_policies import policy_for
-from integrations.work.item import WorkState
-from integrations.work.registry import WorkRegistration, work_kind_register
-from integrations.work.services import (
-    WorkKind,
-    work_claim,
-    work_mark_submitted,
-    work_promote_due,
-    work_promote_one,
-    work_reclaim_expired,
-    work_requeue_orphans,
-    work_stop_event,
-    work_try,
-)
 from notifications.models import Notification
 from notifications.services import agency_people, notify
 from policies.models import Cancellation, PolicyFinding
@@ -52,6 +38,17 @@ from policies.signals import policy_cancelled
 from quotes.models import Policy
 from quotes.selectors import policy_get
 from quotes.services.quote_requests import agency_of
+from work.dispatch import work_send
+from work.item import WorkState
+from work.registry import WorkRegistration, work_kind_register
+from work.services import (
+    WorkKind,
+    work_claim,
+    work_mark_submitted,
+    work_promote_one,
+    work_stop_event,
+    work_try,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -152,19 +149,13 @@ def cancellation_start(*, user: User, policy_id: int, reason: str, effective_on:
                 refund_estimate=cancellation_refund_estimate(policy=policy, reason=reason, effective_on=when),
                 payload={"policy_no": policy.policy_no, "reason": reason, "effective_on": when.isoformat()},
             )
-            transaction.on_commit(partial(_enqueue, cancellation.pk), robust=True)
+            work_send(Cancellation, [cancellation.pk])
     except IntegrityError:
         live = Cancellation.objects.filter(policy=policy).exclude(state=WorkState.FAILED).first()
         if live is not None:
             return live
         raise
     return cancellation
-
-
-def _enqueue(cancellation_id: int) -> None:
-    from django_q.tasks import async_task
-
-    async_task("policies.tasks.cancellation_process", cancellation_id, task_name=f"cancellation-{cancellation_id}")
 
 
 # --- its tries --------------------------------------------------------------------------------------
@@ -293,23 +284,10 @@ def notify_cancellation_outcome(cancellation: Cancellation) -> list[Notification
 # --- the pump and the registry ---------------------------------------------------------------------
 
 
-def cancellations_send(ids: list[int]) -> None:
-    for cancellation_id in ids:
-        transaction.on_commit(partial(_enqueue, cancellation_id), robust=True)
-
-
-def cancellation_pump() -> list[int]:
-    """Take back dead workers' records, queue those whose wait is over, send again those whose
-    task was lost; run every second by the work pump."""
-    ids = work_reclaim_expired(Cancellation) + work_promote_due(Cancellation)
-    ids += [pk for pk in work_requeue_orphans(Cancellation) if pk not in ids]
-    for cancellation_id in ids:
-        _enqueue(cancellation_id)
-    return ids
-
-
 def cancellation_work_register() -> None:
     """Cancellations as a kind of durable work (called from `PoliciesConfig.ready`). A replay
     needs no preparation: it always sends the same reference, and a record that may have been
     sent keeps `maybe_sent`, so the insurer is asked (by the repeat) before anything else."""
-    work_kind_register(WorkRegistration(model=Cancellation, send=cancellations_send, pump=cancellation_pump))
+    work_kind_register(
+        WorkRegistration(name="cancellation", model=Cancellation, task="policies.tasks.cancellation_process")
+    )

@@ -38,21 +38,19 @@ from integrations.calling.engine import Outcome
 from integrations.models import InsurerAccount
 from integrations.operations import POLICY_LIST_MAX_DAYS
 from integrations.retry_policies import policy_for
-from integrations.work.registry import WorkRegistration, work_kind_register
-from integrations.work.services import (
-    WorkKind,
-    work_claim,
-    work_mark_submitted,
-    work_promote_due,
-    work_reclaim_expired,
-    work_requeue_orphans,
-    work_try,
-)
 from notifications.models import Notification
 from notifications.services import agency_people, notify
 from policies.models import PolicyFinding, ProductionListCheck
 from quotes.models import InsurerQuote, Policy
 from quotes.selectors import one_year_after, today
+from work.dispatch import work_send
+from work.registry import WorkRegistration, work_kind_register
+from work.services import (
+    WorkKind,
+    work_claim,
+    work_mark_submitted,
+    work_try,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -82,19 +80,8 @@ def reconciliation_start(*, issued_to: date | None = None, days: int = RECONCILE
             )
             for account in accounts
         ]
-        production_checks_send([check.pk for check in checks])
+        work_send(ProductionListCheck, [check.pk for check in checks])
     return checks
-
-
-def production_checks_send(ids: list[int]) -> None:
-    for check_id in ids:
-        transaction.on_commit(partial(_enqueue, check_id), robust=True)
-
-
-def _enqueue(check_id: int) -> None:
-    from django_q.tasks import async_task
-
-    async_task("policies.tasks.production_check_process", check_id, task_name=f"production-check-{check_id}")
 
 
 # --- one check ------------------------------------------------------------------------------------
@@ -300,17 +287,11 @@ def _notify(finding_id: int) -> None:
 # --- pump and registry ------------------------------------------------------------------------------
 
 
-def production_check_pump() -> list[int]:
-    ids = work_reclaim_expired(ProductionListCheck) + work_promote_due(ProductionListCheck)
-    ids += [pk for pk in work_requeue_orphans(ProductionListCheck) if pk not in ids]
-    for check_id in ids:
-        _enqueue(check_id)
-    return ids
-
-
 def production_check_work_register() -> None:
     work_kind_register(
-        WorkRegistration(model=ProductionListCheck, send=production_checks_send, pump=production_check_pump)
+        WorkRegistration(
+            name="production_check", model=ProductionListCheck, task="policies.tasks.production_check_process"
+        )
     )
 
 

@@ -16,8 +16,8 @@ from rest_framework import serializers
 from insurehub.api.fields import MaskedIdentityField
 from insurehub.masking import mask_identities_in_text, mask_identity
 from integrations.models import CLASS_CHOICES, KIND_CHOICES, PRODUCT_CHOICES
-from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Policy, QuoteRequest
+from work.item import WorkState
 
 
 @extend_schema_field(OpenApiTypes.STR)

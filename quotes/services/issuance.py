@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import time
 from datetime import timedelta
-from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -40,19 +39,6 @@ from integrations.calling.calls import endpoint_for_account, insurer_operation_r
 from integrations.calling.engine import IssuanceHistory, Outcome
 from integrations.credentials import decrypt_secret, encrypt_secret
 from integrations.retry_policies import policy_for
-from integrations.work.item import WorkState
-from integrations.work.registry import WorkRegistration, work_kind_register
-from integrations.work.services import (
-    WorkKind,
-    work_claim,
-    work_mark_submitted,
-    work_promote_due,
-    work_promote_one,
-    work_reclaim_expired,
-    work_requeue_orphans,
-    work_stop_event,
-    work_try,
-)
 from quotes import selectors
 from quotes.live import ISSUANCE_TOPIC
 from quotes.models import InsurerQuote, Issuance, Policy
@@ -60,6 +46,17 @@ from quotes.notices import notify_issuance_outcome
 from quotes.services.policies import policy_period_store
 from quotes.services.quote_requests import agency_of
 from quotes.signals import policy_issued
+from work.dispatch import work_send
+from work.item import WorkState
+from work.registry import WorkRegistration, work_kind_register
+from work.services import (
+    WorkKind,
+    work_claim,
+    work_mark_submitted,
+    work_promote_one,
+    work_stop_event,
+    work_try,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -177,7 +174,7 @@ def issuance_start(
                 reference=new_reference("IH"),
                 payload=payload,
             )
-            transaction.on_commit(lambda: _enqueue(issuance.pk), robust=True)
+            work_send(Issuance, [issuance.pk])
     except IntegrityError:
         # Two clicks raced: the other one stored it first. Hand back that one.
         existing = Issuance.objects.filter(insurer_quote=quote).first()
@@ -214,12 +211,6 @@ def request_held_message(*, quote_request_id: int) -> str:
             "o sonuçlanmadan başka bir şirketle poliçeleştirilemez."
         )
     return IN_PROGRESS_MESSAGE
-
-
-def _enqueue(issuance_id: int) -> None:
-    from django_q.tasks import async_task
-
-    async_task("quotes.tasks.issuance_process", issuance_id, task_name=f"issuance-{issuance_id}")
 
 
 def issuance_process(issuance_id: int) -> str:
@@ -479,34 +470,23 @@ def issuance_payment_tokens_purge(*, now: Any = None) -> int:
 _last_purge = 0.0
 
 
-def issuances_send(ids: list[int]) -> None:
-    for issuance_id in ids:
-        transaction.on_commit(partial(_enqueue, issuance_id), robust=True)
-
-
 def issuance_work_register() -> None:
     """Issuances as a kind of durable work (called from `QuotesConfig.ready`)."""
     work_kind_register(
         WorkRegistration(
+            name="issuance",
             model=Issuance,
-            send=issuances_send,
-            pump=issuance_pump,
+            task="quotes.tasks.issuance_process",
+            pump_hook=_payment_tokens_purge_now_and_then,
             replay_held=issuance_replay_held,
             replay_prepare=issuance_replay_prepare,
         )
     )
 
 
-def issuance_pump() -> list[int]:
-    """Take back dead workers' records, queue those whose wait is over, and send again those
-    whose task was lost (`work_requeue_orphans`); run every second by the work pump. Once a
-    minute it also drops payment tokens past their retention."""
+def _payment_tokens_purge_now_and_then() -> None:
+    """Once a minute, with the pump: payment tokens past their retention are dropped."""
     global _last_purge
     if time.monotonic() - _last_purge >= PAYMENT_TOKEN_PURGE_INTERVAL_SECONDS:
         _last_purge = time.monotonic()
         issuance_payment_tokens_purge()
-    ids = work_reclaim_expired(Issuance) + work_promote_due(Issuance)
-    ids += [pk for pk in work_requeue_orphans(Issuance) if pk not in ids]
-    for issuance_id in ids:
-        _enqueue(issuance_id)
-    return ids

@@ -26,11 +26,11 @@ from integrations.calling.engine import Outcome
 from integrations.models import InsurerAccount
 from integrations.operations import QUOTE_OPERATION, Operation, Product
 from integrations.retry_policies import policy_for
-from integrations.work.services import broker_queue_is_empty
 from quotes.live import RESULTS_TOPIC
 from quotes.models import InsurerQuote, QuoteRequest
 from quotes.validation import validate_fields
 from vehicles.selectors import vehicle_code_errors
+from work.services import broker_queue_is_empty
 
 logger = logging.getLogger(__name__)
 

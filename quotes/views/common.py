@@ -14,8 +14,8 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from insurehub.cache_slots import SlotsUnavailable
 from insurehub.request_types import AuthenticatedHttpRequest
-from integrations.work.item import WorkState
 from quotes import live
+from work.item import WorkState
 
 logger = logging.getLogger(__name__)
 

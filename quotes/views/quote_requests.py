@@ -25,7 +25,6 @@ from customers.services import customer_create
 from insurehub.desk_errors import desk_errors
 from insurehub.desk_lists import page_of, search_recall, search_redirect
 from insurehub.request_types import AuthenticatedHttpRequest
-from integrations.work.item import WorkState
 from quotes import live, selectors
 from quotes.forms import PRODUCTS, QUOTE_FORMS, DaskForm, customer_initial, rerun_initial
 from quotes.models import QuoteRequest
@@ -34,6 +33,7 @@ from quotes.services.dask_address import dask_address_check
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
 from quotes.views.common import fragment_login_required, live_stream_response
 from quotes.views.policies import list_query
+from work.item import WorkState
 
 logger = logging.getLogger(__name__)
 

@@ -51,7 +51,7 @@ def start_pump() -> Iterator[Callable[[], str]]:
     started: list[str] = []
 
     def start() -> str:
-        started.append(async_task("sync.tasks.work_pump", PUMP_SECONDS))
+        started.append(async_task("work.tasks.work_pump", PUMP_SECONDS))
         return started[-1]
 
     yield start

@@ -15,7 +15,6 @@ from playwright.sync_api import Page, expect
 
 from documents import services as document_services
 from documents.models import PolicyDocument
-from integrations.work.item import WorkState
 from quotes import live
 from quotes.models import Issuance, Policy
 from quotes.services import issuance as svc
@@ -25,6 +24,8 @@ from tests.conftest import wait_until
 from tests.documents.conftest import quick_document_policy  # noqa: F401 - a fixture
 from tests.quotes.conftest import quick_issuance_policy  # noqa: F401 - a fixture
 from tests.quotes.request_samples import tasks_not_sent
+from tests.work.sends import hold_work_sends
+from work.item import WorkState
 
 from .test_quote_desk import log_in
 
@@ -98,7 +99,7 @@ def fetching_policy(
     tasks_not_sent(monkeypatch)
     # Nor the document's fetch: a qcluster an earlier test of the session started would fetch it
     # before the page shows "Hazırlanıyor" (the test fetches it itself, below).
-    monkeypatch.setattr(document_services, "_enqueue", lambda document_id: None)
+    hold_work_sends(monkeypatch, PolicyDocument)
     request = quote_requests.quote_request_create(
         user=desk_agent, product="trafik", data=samples.trafik_on_a_new_plate()
     )

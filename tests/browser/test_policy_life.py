@@ -21,7 +21,6 @@ from playwright.sync_api import Page, ViewportSize, expect
 
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
-from integrations.work.item import WorkState
 from notifications.models import Notification
 from policies.models import Cancellation, PolicyFinding, ProductionListCheck
 from policies.services import reconciliation
@@ -32,6 +31,8 @@ from tests import samples
 from tests.conftest import wait_until
 from tests.quotes.policy_samples import imported_policy, issued_policy
 from tests.quotes.request_samples import tasks_not_sent
+from tests.work.sends import hold_work_sends
+from work.item import WorkState
 
 from .test_quote_desk import fill_trafik_form, log_in, open_cheapest_confirm, wait_for_every_answer
 
@@ -288,7 +289,7 @@ def reconcile_by_hand(code: str) -> list[ProductionListCheck]:
     """Tonight's checks for one insurer's accounts with today in the range, worked here (as in
     tests/policies/test_reconciliation.py), their tasks kept from the session's qcluster."""
     with pytest.MonkeyPatch.context() as quiet:
-        quiet.setattr(reconciliation, "_enqueue", lambda check_id: None)
+        hold_work_sends(quiet, ProductionListCheck)
         started = reconciliation.reconciliation_start(issued_to=selectors.today(), days=3)
     checks = [check for check in started if check.account.insurer.code == code]
     ProductionListCheck.objects.exclude(pk__in=[check.pk for check in checks]).delete()

@@ -255,5 +255,5 @@ def _kick_pump() -> None:
     from django_q.models import Schedule
     from django_q.tasks import async_task
 
-    Schedule.objects.filter(func="sync.tasks.work_pump").update(next_run=timezone.now() + timedelta(seconds=50))
-    async_task("sync.tasks.work_pump", 50)
+    Schedule.objects.filter(func="work.tasks.work_pump").update(next_run=timezone.now() + timedelta(seconds=50))
+    async_task("work.tasks.work_pump", 50)

@@ -12,7 +12,6 @@ from django.contrib.auth import get_user_model
 from agencies.models import Agency, AgentProfile, SubAgency
 from commissions.models import CommissionAgreement, SubAgencyShare
 from integrations.models import Insurer
-from integrations.work.item import WorkState
 from quotes.models import Policy, QuoteRequest
 from quotes.services import issuance as issuance_service
 from quotes.services import quote_requests
@@ -20,6 +19,7 @@ from tests import samples
 from tests.conftest import AGENT_PASSWORD
 from tests.policies.conftest import quick_cancel_policy  # noqa: F401  (a fixture, used by name)
 from tests.sync.conftest import quick_status_policy  # noqa: F401  (a fixture, used by name)
+from work.item import WorkState
 
 LONG_AGO = date(2020, 1, 1)
 

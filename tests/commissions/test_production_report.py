@@ -19,7 +19,6 @@ from commissions import production_report as report_service
 from commissions.models import PolicyCommission
 from insurehub.errors import Invalid
 from insurehub.money import turkish_amount
-from integrations.work.item import WorkState
 from policies.models import Cancellation
 from policies.services import cancellations as cancellation_service
 from policies.services.imports import policies_import
@@ -28,6 +27,7 @@ from quotes.models import Policy
 from tests import samples
 from tests.conftest import AGENT_PASSWORD
 from tests.policies.conftest import run_to_the_end
+from work.item import WorkState
 
 from .conftest import agreement, issued_by, share
 

@@ -24,8 +24,8 @@ from integrations.calling.calls import insurer_operation_run
 from integrations.models import AdminChange, Attempt, ErrorMapping, InsurerAccount
 from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE
 from integrations.pacing.shared_state import shared_state
-from integrations.work.item import WorkState
 from tests import samples
+from work.item import WorkState
 
 pytestmark = pytest.mark.django_db
 

@@ -19,9 +19,9 @@ from integrations.models import Attempt, InsurerAccount, SendRateState
 from integrations.operations import Operation
 from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE
 from integrations.pacing.shared_state import shared_state
-from integrations.work.item import WorkState
 from sandbox import DEFAULT_ACCOUNTS
 from tests import samples
+from work.item import WorkState
 
 REPO = Path(__file__).resolve().parents[2]
 

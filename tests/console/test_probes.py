@@ -12,7 +12,7 @@ from django_q.signing import SignedPackage
 from django_q.status import Stat, Status
 
 from console import readiness as probes
-from sync import pump_beat
+from work import pump_beat
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -141,11 +141,11 @@ def test_the_pump_records_its_beat_after_a_good_pass(monkeypatch):
     """work_pump_run writes the beat that readyz reads."""
     from django.core.cache import cache
 
-    from sync import services
+    from work.pump import work_pump_run
 
     cache.delete(pump_beat.BEAT_KEY)
     monkeypatch.setattr(pump_beat, "_last_written", 0.0)
-    services.work_pump_run(seconds=0.1, interval=0.05)
+    work_pump_run(seconds=0.1, interval=0.05)
     assert pump_beat.pump_beat_last() is not None
 
 

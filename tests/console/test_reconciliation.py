@@ -13,7 +13,6 @@ from django.utils import timezone
 from console.health import WINDOWS, HealthFilter, insurer_health, reconciliation_health
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
-from integrations.work.item import WorkState
 from policies.models import PolicyFinding, ProductionListCheck
 from policies.services import cancellations
 from policies.services import reconciliation as svc
@@ -22,6 +21,7 @@ from quotes.models import Policy
 from tests.console.test_metrics import labels, operator, scrape
 from tests.policies.conftest import issued, run_to_the_end
 from tests.policies.test_reconciliation import outside
+from work.item import WorkState
 
 pytestmark = pytest.mark.django_db
 

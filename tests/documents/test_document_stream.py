@@ -14,6 +14,7 @@ from documents import services
 from documents.models import PolicyDocument
 from tests.quotes.request_samples import tasks_not_sent
 from tests.quotes.test_views_live import chunk_text, events
+from tests.work.sends import hold_work_sends
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,7 +25,7 @@ def fetching(issue, monkeypatch):
     tasks_not_sent(monkeypatch)
     # Nor the document's fetch: a qcluster an earlier test of the session started would fetch it
     # before the test looks (the tests fetch it themselves).
-    monkeypatch.setattr(services, "_enqueue", lambda document_id: None)
+    hold_work_sends(monkeypatch, PolicyDocument)
     policy = issue("anka")
     document = services.document_request(policy=policy)
     assert document.state == "QUEUED"

@@ -14,10 +14,11 @@ from django.utils import timezone
 from documents import services
 from documents.models import PolicyDocument
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
-from integrations.work.replay import dead_letters_replay
 from quotes.models import Policy
 from tests.conftest import wait_until
 from tests.documents.conftest import INSURERS
+from tests.work.sends import pump_kind
+from work.replay import dead_letters_replay
 
 pytestmark = pytest.mark.django_db
 
@@ -78,9 +79,9 @@ def test_not_ready_waits_as_long_as_the_insurer_asks_then_succeeds(issue, sandbo
     # Retry-After is whole seconds; the spread adds at most a fifth on top, never less than asked.
     wait = (document.next_attempt_at - before).total_seconds()
     assert 1.0 <= wait <= 3 * 1.2 + 1.0, wait
-    assert document.pk not in services.documents_pump()  # not due yet
+    assert document.pk not in pump_kind(PolicyDocument)  # not due yet
     wait_until(lambda: timezone.now() >= document.next_attempt_at, timeout=10)
-    assert document.pk in services.documents_pump()
+    assert document.pk in pump_kind(PolicyDocument)
     assert services.document_process(document.pk) == "SUBMITTED"
     document.refresh_from_db()
     assert stored_bytes(document).startswith(b"%PDF-")
@@ -99,7 +100,7 @@ def test_not_ready_is_a_wait_at_every_insurer(issue, sandbox, code):
     assert document.throttled_attempts == document.attempts == 1
     assert document.next_attempt_at > timezone.now()
     time.sleep(max((document.next_attempt_at - timezone.now()).total_seconds(), 0) + 0.05)
-    services.documents_pump()
+    pump_kind(PolicyDocument)
     assert services.document_process(document.pk) == "SUBMITTED"
 
 
@@ -158,7 +159,7 @@ def test_pump_takes_back_a_dead_workers_record(issue):
     PolicyDocument.objects.filter(pk=document.pk).update(
         state="IN_FLIGHT", lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert document.pk in services.documents_pump()
+    assert document.pk in pump_kind(PolicyDocument)
     assert services.document_process(document.pk) == "SUBMITTED"
 
 

@@ -30,8 +30,6 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from integrations.models import RetryBudgetBucket, RetryBudgetState, SendRateState
 from integrations.retry_policies import clear_policy_cache
-from integrations.work import services as work
-from integrations.work.item import WorkState
 from policies.models import Cancellation
 from policies.services import cancellations as svc
 from quotes.models import Policy
@@ -46,6 +44,9 @@ from tests.fault_space.issuance import (
     worker_clock,
 )
 from tests.quotes.policy_samples import imported_policy
+from tests.work.sends import pump_kind, work_sends_held
+from work import services as work
+from work.item import WorkState
 
 SETTLE_ROUNDS = 80
 SETTLE_REPLAYS = 2
@@ -92,12 +93,12 @@ class CancellationSearch(RuleBasedStateMachine):
         clear_policy_cache()
         for owner, name, value in (
             (svc, "INLINE_RETRY_MAX_WAIT", -1.0),
-            (svc, "_enqueue", lambda cancellation_id: None),
             (work, "RETRY_BUDGET_WAIT_SECONDS", 0.2),
         ):
             old = getattr(owner, name)
             setattr(owner, name, value)
             self._stack.callback(setattr, owner, name, old)
+        self._stack.enter_context(work_sends_held(Cancellation))  # the machine is the only worker
 
     def teardown(self) -> None:
         EXPLORED[self.env.insurer] += 1
@@ -178,7 +179,7 @@ class CancellationSearch(RuleBasedStateMachine):
         cancellation = Cancellation.objects.get(pk=self.pk)
         if cancellation.state == WorkState.IN_FLIGHT and self.crashed:
             self._lease_runs_out()
-            svc.cancellation_pump()
+            pump_kind(Cancellation)
         elif cancellation.state == WorkState.PENDING and cancellation.next_attempt_at is not None:
             time.sleep(min(max((cancellation.next_attempt_at - timezone.now()).total_seconds(), 0.0), 1.5))
             work.work_promote_one(Cancellation, self.pk)
@@ -192,7 +193,7 @@ class CancellationSearch(RuleBasedStateMachine):
     @rule(worker=st.sampled_from(sorted(WORKER_CLOCKS)))
     def pump_runs(self, worker: str) -> None:
         with worker_clock(worker):
-            svc.cancellation_pump()
+            pump_kind(Cancellation)
 
     @rule(seconds=st.sampled_from([0.1, 0.4, SLOW_SECONDS + 0.1]))
     def time_passes(self, seconds: float) -> None:
@@ -200,7 +201,7 @@ class CancellationSearch(RuleBasedStateMachine):
 
     @rule()
     def admin_replays(self) -> None:
-        from integrations.work.replay import dead_letters_replay
+        from work.replay import dead_letters_replay
 
         dead_letters_replay(model=Cancellation, ids=[self.pk])
 
@@ -253,7 +254,7 @@ class CancellationSearch(RuleBasedStateMachine):
     # --- the end ---------------------------------------------------------------------------------------
 
     def _settle_and_check(self) -> None:
-        from integrations.work.replay import dead_letters_replay
+        from work.replay import dead_letters_replay
 
         self._insurer().clear_faults()
         time.sleep(SLOW_SECONDS + 0.1)
@@ -271,7 +272,7 @@ class CancellationSearch(RuleBasedStateMachine):
                     break
                 replays += 1
                 dead_letters_replay(model=Cancellation, ids=[self.pk])
-            svc.cancellation_pump()
+            pump_kind(Cancellation)
             svc.cancellation_process(self.pk)
         self.cancelled_at_most_once_under_one_reference()
         self.the_platform_never_says_more_than_the_insurer()

@@ -43,13 +43,14 @@ from integrations.calling.channel import Channel
 from integrations.models import RetryBudgetBucket, RetryBudgetState, SendRateState
 from integrations.pacing.retry_budget import SharedRetryBudget
 from integrations.retry_policies import clear_policy_cache
-from integrations.work import services as work
-from integrations.work.item import WorkState
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples
 from tests.quotes.conftest import issuance_policy_override
+from tests.work.sends import pump_kind, work_sends_held
+from work import services as work
+from work.item import WorkState
 
 INSURERS = registered_codes()
 
@@ -283,7 +284,7 @@ class IssuanceSearch(RuleBasedStateMachine):
         )
         self._patch_budget_counting()
         self._patch(svc, "INLINE_RETRY_MAX_WAIT", -1.0)  # a worker's task makes one try
-        self._patch(svc, "_enqueue", lambda issuance_id: None)  # the machine is the only worker
+        self._stack.enter_context(work_sends_held(Issuance))  # the machine is the only worker
         self._patch(work, "RETRY_BUDGET_WAIT_SECONDS", 0.2)
 
     def _patch(self, owner: Any, name: str, value: Any) -> None:
@@ -394,7 +395,7 @@ class IssuanceSearch(RuleBasedStateMachine):
         issuance = Issuance.objects.get(pk=record.pk)
         if issuance.state == WorkState.IN_FLIGHT and record.crashed:
             self._lease_runs_out(record)
-            svc.issuance_pump()
+            pump_kind(Issuance)
         elif issuance.state == WorkState.PENDING and issuance.next_attempt_at is not None:
             time.sleep(min(max((issuance.next_attempt_at - timezone.now()).total_seconds(), 0.0), 1.5))
             work.work_promote_one(Issuance, record.pk)
@@ -409,7 +410,7 @@ class IssuanceSearch(RuleBasedStateMachine):
     @rule(worker=st.sampled_from(sorted(WORKER_CLOCKS)))
     def pump_runs(self, worker: str) -> None:
         with worker_clock(worker):
-            svc.issuance_pump()
+            pump_kind(Issuance)
 
     @rule(seconds=st.sampled_from([0.1, 0.4, SETTLING_SECONDS + 0.1]))
     def time_passes(self, seconds: float) -> None:
@@ -420,7 +421,7 @@ class IssuanceSearch(RuleBasedStateMachine):
     @rule(record=RECORD)
     def admin_replays(self, record: int) -> None:
         """ "Seçilenleri yeniden dene" on a record, whatever its state (only dead ones move)."""
-        from integrations.work.replay import dead_letters_replay
+        from work.replay import dead_letters_replay
 
         pk = self._record(record).pk
         self.replays += len(dead_letters_replay(model=Issuance, ids=[pk]))
@@ -487,7 +488,7 @@ class IssuanceSearch(RuleBasedStateMachine):
         for server in self.env.sandbox.values():
             server.state.clear_faults()
         time.sleep(SLOW_SECONDS + 0.1)  # whatever a slow insurer was still doing is done
-        from integrations.work.replay import dead_letters_replay
+        from work.replay import dead_letters_replay
 
         for record in self.records:
             replays = 0
@@ -504,7 +505,7 @@ class IssuanceSearch(RuleBasedStateMachine):
                         break
                     replays += 1
                     self.replays += len(dead_letters_replay(model=Issuance, ids=[record.pk]))
-                svc.issuance_pump()
+                pump_kind(Issuance)
                 svc.issuance_process(record.pk)
                 self._note_reference(record)
             self.at_most_one_policy_per_quote_and_per_request()

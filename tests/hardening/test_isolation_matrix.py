@@ -65,11 +65,11 @@ from rest_framework.test import APIClient
 from customers.models import Customer
 from documents.models import PolicyDocument
 from integrations.models import InsurerAccount
-from integrations.work.item import WorkState
 from notifications.models import Notification
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 from sync.models import SyncItem, SyncRun
 from tests import samples
+from work.item import WorkState
 
 pytestmark = pytest.mark.django_db
 

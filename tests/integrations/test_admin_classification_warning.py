@@ -107,10 +107,10 @@ def test_a_look_up_refusal_mapped_to_permanent_still_proves_nothing(
     """Even an admin's permanent mapping of a look-up's code leaves the outcome unknown: the
     issuance is asked about again and ends with the one policy the lost send made."""
     from integrations.retry_policies import clear_policy_cache
-    from integrations.work.item import WorkState
     from tests.quotes.conftest import issuance_policy_override
     from tests.quotes.test_issuance import quoted, start
     from tests.quotes.test_issuance_safety import run_to_the_end
+    from work.item import WorkState
 
     issuance_policy_override(
         max_attempts=4, base_delay=0.05, max_delay=0.2, deadline=20.0, attempt_timeout=1.0, settling_seconds=0.0

@@ -9,14 +9,14 @@ from django.utils import timezone
 
 from integrations.models import Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from integrations.work.item import WorkState
-from integrations.work.services import work_promote_due
 from policies.models import Cancellation
 from policies.services import cancellations as svc
 from quotes.models import Policy
 from quotes.services import issuance as issuance_service
 from quotes.services import quote_requests
 from tests import samples
+from work.item import WorkState
+from work.services import work_promote_due
 
 
 @pytest.fixture

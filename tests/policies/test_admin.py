@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from integrations.work.item import WorkState
 from policies.models import PolicyFinding, ProductionListCheck
 from policies.services import reconciliation as svc
 from quotes import selectors
 from tests.policies.test_reconciliation import outside
+from tests.work.sends import hold_work_sends
+from work.item import WorkState
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def test_replaying_a_dead_check_reads_the_list_again_and_finds_what_it_holds(
     """After the fix, "Seçilenleri yeniden dene" queues the same range again; read, its portal
     policy comes into the portfolio."""
     sent: list[int] = []
-    monkeypatch.setattr(svc, "_enqueue", sent.append)
+    hold_work_sends(monkeypatch, ProductionListCheck, into=sent)
     outside(sandbox, "anka", "AK-P-PORTAL-77")
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
@@ -102,7 +103,7 @@ def test_the_replay_command_replays_dead_checks_too(refused_check, monkeypatch, 
     from django.core.management import call_command
 
     sent: list[int] = []
-    monkeypatch.setattr(svc, "_enqueue", sent.append)
+    hold_work_sends(monkeypatch, ProductionListCheck, into=sent)
     out = io.StringIO()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("replay_dead_letters", "--model", "production_check", "--all", stdout=out)

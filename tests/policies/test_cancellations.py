@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from integrations.adapters.registry import registered_codes
-from integrations.work.item import WorkState
-from integrations.work.replay import dead_letters_replay
 from policies.models import Cancellation
 from policies.services import cancellations as svc
 from quotes.models import Policy
 from tests.policies.conftest import issued, run_to_the_end
+from work.item import WorkState
+from work.replay import dead_letters_replay
 
 pytestmark = pytest.mark.django_db
 

@@ -10,13 +10,13 @@ import pytest
 from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
-from integrations.work.item import WorkState
 from notifications.models import Notification
 from policies.models import Cancellation, PolicyFinding, ProductionListCheck
 from policies.services import reconciliation as svc
 from quotes import selectors
 from quotes.models import Policy
 from tests.policies.conftest import issued, run_to_the_end
+from work.item import WorkState
 
 pytestmark = pytest.mark.django_db
 

@@ -111,6 +111,6 @@ def test_the_renewals_list_shows_who_was_reminded_and_another_agency_sees_nothin
 
 
 def test_the_daily_schedule_is_registered():
-    from sync.schedules import SCHEDULES
+    from work.schedules import schedules
 
-    assert any(spec.func == "policies.tasks.renewal_reminders_daily" for spec in SCHEDULES)
+    assert any(spec.func == "policies.tasks.renewal_reminders_daily" for spec in schedules())

@@ -10,16 +10,17 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from quotes.models import InsurerQuote, QuoteRequest
-from quotes.services import issuance, quote_requests
+from quotes.models import InsurerQuote, Issuance, QuoteRequest
+from quotes.services import quote_requests
 from tests import samples
+from tests.work.sends import hold_work_sends
 
 
 def tasks_not_sent(monkeypatch: pytest.MonkeyPatch) -> None:
     """No dispatch task for a new quote request and no task for a new issuance: the test's own
     calls work them, and no other worker of the session races it."""
     monkeypatch.setattr(quote_requests, "_enqueue_dispatch", lambda request_id: None)
-    monkeypatch.setattr(issuance, "_enqueue", lambda issuance_id: None)
+    hold_work_sends(monkeypatch, Issuance)
 
 
 def quote_request_being_asked(user: User, monkeypatch: pytest.MonkeyPatch) -> QuoteRequest:

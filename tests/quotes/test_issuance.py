@@ -9,13 +9,14 @@ import pytest
 from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
-from integrations.work.replay import dead_letters_replay
-from integrations.work.services import work_promote_due, work_reclaim_expired
 from quotes.models import InsurerQuote, Issuance, Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples
 from tests.quotes.request_samples import tasks_not_sent
+from tests.work.sends import pump_kind
+from work.replay import dead_letters_replay
+from work.services import work_promote_due, work_reclaim_expired
 
 pytestmark = pytest.mark.django_db
 
@@ -160,7 +161,7 @@ def test_replaying_a_refusal_whose_request_has_a_policy_by_now_leaves_it_and_say
 
     from django.core.management import call_command
 
-    from integrations.work.replay import dead_letters_replay_outcome
+    from work.replay import dead_letters_replay_outcome
 
     refused_row = quoted(agents, "deniz")
     refused = start(agents, refused_row)
@@ -231,8 +232,8 @@ def test_pump_resends_an_issuance_whose_task_was_lost(
     with django_capture_on_commit_callbacks(execute=False):
         issuance = start(agents, quoted(agents, "anka"))
     Issuance.objects.filter(pk=issuance.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
-    assert svc.issuance_pump() == [issuance.pk]
-    assert svc.issuance_pump() == []  # touched: not re-sent again at once
+    assert pump_kind(Issuance) == [issuance.pk]
+    assert pump_kind(Issuance) == []  # touched: not re-sent again at once
     assert svc.issuance_process(issuance.pk) == "SUBMITTED"
 
 
@@ -257,5 +258,5 @@ def test_a_broker_down_at_the_confirm_loses_nothing_and_the_pump_sends_it_later(
 
     monkeypatch.undo()
     Issuance.objects.filter(pk=issuance.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
-    assert svc.issuance_pump() == [issuance.pk]
+    assert pump_kind(Issuance) == [issuance.pk]
     assert svc.issuance_process(issuance.pk) == "SUBMITTED"

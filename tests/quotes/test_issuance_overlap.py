@@ -10,7 +10,6 @@ from decimal import Decimal
 import pytest
 
 from insurehub.errors import Invalid
-from integrations.work.item import WorkState
 from policies.models import Cancellation
 from quotes import selectors
 from quotes.models import Issuance, Policy
@@ -18,6 +17,7 @@ from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples
 from tests.quotes.policy_samples import imported_policy
+from work.item import WorkState
 
 pytestmark = pytest.mark.django_db
 

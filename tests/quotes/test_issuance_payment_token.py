@@ -13,13 +13,13 @@ from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
 from integrations.credentials import decrypt_secret
-from integrations.work.item import WorkState
-from integrations.work.replay import dead_letters_replay
 from quotes.models import InsurerQuote, Issuance
 from quotes.services import issuance as svc
 from sandbox.domain import DECLINED_PAYMENT_TOKEN
 from tests import samples
 from tests.quotes.test_issuance import quoted
+from work.item import WorkState
+from work.replay import dead_letters_replay
 
 pytestmark = pytest.mark.django_db
 

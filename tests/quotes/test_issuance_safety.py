@@ -17,12 +17,12 @@ from django.utils import timezone
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from integrations.work.item import WorkState
-from integrations.work.services import WORK_MAX_RECLAIMS, work_claim, work_promote_due, work_reclaim_expired
 from quotes.models import Issuance, Policy
 from quotes.services import issuance as svc
 from tests.quotes.conftest import issuance_policy_override
 from tests.quotes.test_issuance import quoted, start
+from work.item import WorkState
+from work.services import WORK_MAX_RECLAIMS, work_claim, work_promote_due, work_reclaim_expired
 
 pytestmark = pytest.mark.django_db
 

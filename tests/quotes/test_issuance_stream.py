@@ -10,7 +10,6 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from integrations.work.item import WorkState
 from quotes import live
 from quotes.models import InsurerQuote, Issuance
 from quotes.services import issuance as svc
@@ -18,6 +17,7 @@ from quotes.services import quote_requests
 from tests import samples
 from tests.quotes.request_samples import tasks_not_sent
 from tests.quotes.test_views_live import chunk_text, events
+from work.item import WorkState
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -20,8 +20,6 @@ from django.utils import timezone
 
 from integrations.models import Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from integrations.work.item import WorkState
-from integrations.work.replay import dead_letters_replay
 from quotes.models import Issuance, Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
@@ -30,6 +28,8 @@ from tests.integrations.management.test_insurer_call import creds, probe
 from tests.quotes.conftest import issuance_policy_override
 from tests.quotes.test_issuance import quoted, start
 from tests.quotes.test_issuance_safety import SLOW_COMMIT_SECONDS, policies_for, run_to_the_end
+from work.item import WorkState
+from work.replay import dead_letters_replay
 
 pytestmark = pytest.mark.django_db
 

@@ -451,7 +451,7 @@ def world(engines, transactional_db, seeded_accounts, sandbox) -> dict:
     from django_q.models import Schedule
 
     from integrations.retry_policies import clear_policy_cache
-    from sync.schedules import ensure_schedules
+    from work.schedules import ensure_schedules
 
     redis_flush()
     reset_shared_state_cache()
@@ -460,7 +460,7 @@ def world(engines, transactional_db, seeded_accounts, sandbox) -> dict:
         server.state.configure(known_policies_only=False)
     ensure_schedules()
     # Only the work pump: the nightly sync must not start a run of its own mid-test.
-    Schedule.objects.exclude(func="sync.tasks.work_pump").delete()
+    Schedule.objects.exclude(func="work.tasks.work_pump").delete()
     return sandbox
 
 

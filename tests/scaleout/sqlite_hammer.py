@@ -39,13 +39,13 @@ def main() -> None:
     from integrations.models import Attempt
     from integrations.pacing.shared_state import DatabaseSharedState
     from integrations.retry_policies import default_policy
-    from integrations.work.services import (
+    from sync.models import SyncItem
+    from work.services import (
         work_claim,
         work_mark_retry,
         work_mark_submitted,
         work_promote_one,
     )
-    from sync.models import SyncItem
 
     threads, key = int(sys.argv[1]), sys.argv[2]
     policy = default_policy("policy_status").with_overrides(base_delay=0.0, max_delay=0.0, max_attempts=5)

@@ -9,7 +9,8 @@ import pytest
 from integrations.adapters.registry import registered_codes
 from integrations.models import Insurer, InsurerAccount, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from quotes.models import Policy
+from quotes.models import Issuance, Policy
+from tests.work.sends import hold_work_sends
 
 CODES = registered_codes()
 
@@ -24,10 +25,7 @@ def sent_tasks(request, monkeypatch) -> list[tuple[str, int]]:
     sent: list[tuple[str, int]] = []
     if "qcluster" not in request.fixturenames:
         monkeypatch.setattr("sync.services._send_task", lambda func, item_id: sent.append((func, item_id)))
-        monkeypatch.setattr(
-            "quotes.services.issuance._enqueue",
-            lambda issuance_id: sent.append(("quotes.tasks.issuance_process", issuance_id)),
-        )
+        hold_work_sends(monkeypatch, Issuance, into=sent, as_task=True)
     return sent
 
 

@@ -311,13 +311,13 @@ def test_workers_sync_fifty_policies_through_the_queue(qcluster, make_policies, 
 
     call_command("sync_policies", "--enqueue", stdout=io.StringIO())
     run = SyncRun.objects.get()
-    pumps = [async_task("sync.tasks.work_pump", 2)]
+    pumps = [async_task("work.tasks.work_pump", 2)]
 
     def all_final() -> bool:
         if not run.items.filter(state__in=["QUEUED", "IN_FLIGHT", "PENDING"]).exists():
             return True
         if Task.objects.filter(id=pumps[-1]).exists():  # that pump ended: the schedule starts the next one
-            pumps.append(async_task("sync.tasks.work_pump", 2))
+            pumps.append(async_task("work.tasks.work_pump", 2))
         return False
 
     wait_until(all_final, timeout=30)

@@ -8,12 +8,12 @@ from django.utils import timezone
 
 from integrations.calling.channel import WORKER_STOPPED
 from integrations.models import Attempt
-from integrations.work import services as work
-from integrations.work.item import WorkState
-from integrations.work.services import work_claim, work_reclaim_expired
 from quotes.models import Policy
 from sync import services as svc
 from sync.models import SyncItem, SyncRun
+from work import services as work
+from work.item import WorkState
+from work.services import work_claim, work_reclaim_expired
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -29,8 +29,6 @@ from integrations.adapters.registry import registered_codes
 from integrations.calling.channel import WORKER_STOPPED
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from integrations.work.item import WorkState
-from integrations.work.services import work_promote_due
 from quotes.models import Issuance, Policy
 from quotes.services import issuance as issuance_services
 from quotes.services import quote_requests
@@ -39,6 +37,8 @@ from sync.services import sync_item_process, sync_run_start
 from tests import samples
 from tests.conftest import wait_until
 from tests.quotes.request_samples import tasks_not_sent
+from work.item import WorkState
+from work.services import work_promote_due
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,9 +107,9 @@ def test_sigterm_stops_a_cluster_in_the_work_pump_within_ten_seconds(cluster):
     """The pump notices the stop, ends its task cleanly, and the cluster exits within 10 s of SIGTERM."""
     qcluster = cluster(workers=2)
     # The task the pump's schedule enqueues every minute, with its full ~50 s loop.
-    task_id = qcluster.send("sync.tasks.work_pump")
+    task_id = qcluster.send("work.tasks.work_pump")
     try:
-        wait_until(lambda: "'sync.tasks.work_pump'" in qcluster.log(), timeout=60, interval=0.2)
+        wait_until(lambda: "'work.tasks.work_pump'" in qcluster.log(), timeout=60, interval=0.2)
     except AssertionError:
         pytest.fail("the pump never started:\n" + qcluster.log())
     time.sleep(2.0)  # well into the loop: a few passes done, waiting for the next

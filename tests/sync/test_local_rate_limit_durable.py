@@ -15,10 +15,10 @@ from django.utils import timezone
 
 from integrations.models import Attempt, InsurerAccount, SendRateState
 from integrations.retry_policies import default_policy
-from integrations.work.item import WorkState
-from integrations.work.services import SEND_SLOT_WAIT_MESSAGE
 from sync.models import SyncRun
 from sync.services import sync_item_process, sync_run_start
+from work.item import WorkState
+from work.services import SEND_SLOT_WAIT_MESSAGE
 
 pytestmark = pytest.mark.django_db
 

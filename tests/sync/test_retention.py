@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from integrations.attempts.retention import ALL_TIME_MINUTE
 from integrations.models import Attempt, AttemptMinute
-from integrations.work.item import WorkState
-from sync import tasks
 from sync.models import SyncItem, SyncRun
+from work import tasks
+from work.item import WorkState
 
 pytestmark = pytest.mark.django_db
 

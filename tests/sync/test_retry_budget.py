@@ -6,9 +6,9 @@ import pytest
 from django.utils import timezone
 
 from integrations.pacing.arithmetic import RETRY_BUDGET_RESERVE
-from integrations.work.services import BUDGET_SPENT_MESSAGE, work_promote_due
 from sync import services as svc
 from sync.models import SyncItem, SyncRun
+from work.services import BUDGET_SPENT_MESSAGE, work_promote_due
 
 pytestmark = pytest.mark.django_db
 

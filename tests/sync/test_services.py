@@ -13,13 +13,14 @@ from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
-from integrations.work.item import OPEN_STATES
-from integrations.work.replay import dead_letters_replay
-from integrations.work.services import work_claim
 from quotes.models import Policy
 from sync import services as svc
 from sync.models import SyncItem, SyncRun
-from sync.schedules import SCHEDULES, ensure_schedules
+from work.item import OPEN_STATES
+from work.pump import work_pump_run
+from work.replay import dead_letters_replay
+from work.schedules import ensure_schedules, schedules
+from work.services import work_claim
 
 pytestmark = pytest.mark.django_db
 
@@ -342,18 +343,18 @@ def test_schedules_are_created_once(db):
     ensure_schedules()
 
     nightly = Schedule.objects.get(func="sync.tasks.sync_nightly")
-    pump = Schedule.objects.get(func="sync.tasks.work_pump")
-    assert Schedule.objects.count() == len(SCHEDULES)
+    pump = Schedule.objects.get(func="work.tasks.work_pump")
+    assert Schedule.objects.count() == len(schedules())
     assert (nightly.schedule_type, nightly.cron) == (Schedule.CRON, "0 2 * * *")
     assert nightly.next_run == nightly_next_run > timezone.now()
     local = nightly.next_run.astimezone(ZoneInfo("Europe/Istanbul"))
     assert (local.hour, local.minute) == (2, 0)
     assert (pump.schedule_type, pump.minutes) == (Schedule.MINUTES, 1)
-    rollup = Schedule.objects.get(func="sync.tasks.attempt_minutes_rollup")
-    prune = Schedule.objects.get(func="sync.tasks.history_prune")
+    rollup = Schedule.objects.get(func="work.tasks.attempt_minutes_rollup")
+    prune = Schedule.objects.get(func="work.tasks.history_prune")
     assert (rollup.schedule_type, rollup.minutes) == (Schedule.MINUTES, 1)
     assert (prune.schedule_type, prune.cron) == (Schedule.CRON, "30 3 * * *")
-    sessions = Schedule.objects.get(func="sync.tasks.sessions_clear")
+    sessions = Schedule.objects.get(func="work.tasks.sessions_clear")
     assert (sessions.schedule_type, sessions.cron) == (Schedule.CRON, "15 3 * * *")
 
 
@@ -364,6 +365,6 @@ def test_work_pump_runs_for_the_time_given(db, make_policies, quick_status_polic
     SyncItem.objects.filter(policy=policy).update(state="PENDING", next_attempt_at=timezone.now().astimezone(UTC))
 
     started = time.monotonic()
-    assert svc.work_pump_run(seconds=0.5, interval=0.1) == 1
+    assert work_pump_run(seconds=0.5, interval=0.1) == 1
     assert 0.4 <= time.monotonic() - started < 2.0
     assert item_of(policy).state == "QUEUED"

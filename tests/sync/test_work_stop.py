@@ -16,15 +16,15 @@ from agencies.models import Agency, AgentProfile
 from integrations.calling.channel import WORKER_STOPPED, ExchangeStopped
 from integrations.calling.engine import Outcome
 from integrations.retry_policies import policy_for
-from integrations.work import services as work
-from integrations.work.item import WorkState
-from integrations.work.services import WorkKind, retry_permit, work_claim, work_try
 from quotes.models import Issuance
 from quotes.services import issuance as issuance_services
 from quotes.services import quote_requests
 from sync.models import SyncItem, SyncRun
 from sync.services import sync_run_start
 from tests import samples
+from work import services as work
+from work.item import WorkState
+from work.services import WorkKind, retry_permit, work_claim, work_try
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Delete what is past its retention: raw attempt rows, old minute sums, budget buckets, sync items."""
+"""Delete what is past its retention: raw attempt rows, old minute sums, budget buckets, finished work records."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from sync.retention import history_prune
+from work.retention import history_prune, history_prune_steps
 
 WHAT = {
     "attempts": ("raw attempt rows", "ATTEMPT_RETENTION_DAYS", "days"),
     "attempt_minutes": ("minute sums (their calls stay in the all-time totals)", "AGGREGATE_RETENTION_DAYS", "days"),
     "budget_buckets": ("retry-budget buckets", "BUDGET_BUCKET_RETENTION_MINUTES", "minutes"),
-    "sync_items": ("SUBMITTED sync items of finished runs", "SYNC_ITEM_RETENTION_DAYS", "days"),
 }
 
 
@@ -27,6 +26,7 @@ class Command(BaseCommand):
         dry_run = options["dry_run"]
         counts = history_prune(dry_run=dry_run)
         verb = "would delete" if dry_run else "deleted"
-        for key, (label, setting, unit) in WHAT.items():
+        what = WHAT | {step.key: (step.label, step.setting, "days") for step in history_prune_steps()}
+        for key, (label, setting, unit) in what.items():
             limit = getattr(settings, setting)
             self.stdout.write(f"{key}: {verb} {counts[key]} {label} older than {limit} {unit} ({setting})")

@@ -1,4 +1,4 @@
-"""Create (or correct) the django-q2 schedules: nightly sync, work pump, attempt roll-up, history prune, sessions."""
+"""Create (or correct) the django-q2 schedules every app registered (`work.schedules`)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from sync.schedules import ensure_schedules
+from work.schedules import ensure_schedules
 
 
 class Command(BaseCommand):
     help = (
         "Create or correct the django-q2 schedules (nightly policy sync, work pump, attempt roll-up, "
-        "history prune, expired sessions); safe to run again."
+        "reconciliation, renewal reminders, history prune, expired sessions); safe to run again."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -1,6 +1,6 @@
 """The one replay path of every registered kind of durable work: dead letters back to the queue.
 
-Behind the admin's replay actions (`integrations.work.admin.DeadLetterAdmin`) and the
+Behind the admin's replay actions (`work.admin.DeadLetterAdmin`) and the
 `replay_dead_letters` command alike, so a kind's rules for a replay (which records stay where
 they are, what the next send carries) are its registration's, kept in one place.
 """
@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from integrations.answers.taxonomy import ErrorKind
-from integrations.work.item import DEAD_STATES, WorkItem
-from integrations.work.registry import work_kind_for
-from integrations.work.services import work_replay
+from work.dispatch import work_send
+from work.item import DEAD_STATES, WorkItem
+from work.registry import work_kind_for
+from work.services import work_replay
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def dead_letters_replay(
     everything: bool = False,
 ) -> list[int]:
     """Send FAILED and DEFERRED records back to the queue, oldest first, after a fix: the one
-    replay path of every registered kind of work (`integrations.work.registry`), behind the
+    replay path of every registered kind of work (`work.registry`), behind the
     admin's action and `replay_dead_letters` alike.
 
     Choose them by `ids`, by error `kind`, or both; `everything=True` replays every dead letter
@@ -76,6 +77,6 @@ def dead_letters_replay_outcome(
     if replayed:
         if registration.replayed is not None:
             registration.replayed(replayed)
-        registration.send(replayed)
+        work_send(model, replayed)
     logger.info("replayed %s %s dead letters (%s held back)", len(replayed), model.__name__, len(held))
     return DeadLetterReplay(replayed=replayed, held=held)

@@ -1,6 +1,6 @@
 """When the work pump last finished a pass, kept where every process reads it (readyz, /metrics).
 
-The pump (`sync.services.work_pump_run`, scheduled every minute, ~50 s of passes a second apart)
+The pump (`work.pump.work_pump_run`, scheduled every minute, ~50 s of passes a second apart)
 is what takes back dead workers' records and sends retries when they are due: a pump that has
 stopped leaves issuances waiting in silence. Each process that pumps writes the time of its last
 good pass into the shared cache (Redis with REDIS_URL, else the database table; settings/base.py),

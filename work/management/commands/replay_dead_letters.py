@@ -7,18 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from integrations.answers.taxonomy import ErrorKind
-from integrations.work.item import WorkItem
-from integrations.work.replay import dead_letters_replay_outcome
-from policies.models import Cancellation, ProductionListCheck
-from quotes.models import Issuance
-from sync.models import SyncItem
-
-MODELS: dict[str, type[WorkItem]] = {
-    "sync": SyncItem,
-    "issuance": Issuance,
-    "cancellation": Cancellation,
-    "production_check": ProductionListCheck,
-}
+from work.registry import work_kind_named, work_kinds
+from work.replay import dead_letters_replay_outcome
 
 
 class Command(BaseCommand):
@@ -32,9 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=[kind.value for kind in ErrorKind], help="error kind, e.g. unavailable")
         parser.add_argument(
             "--model",
-            choices=sorted(MODELS),
+            choices=sorted(registration.name for registration in work_kinds()),
             default="sync",
-            help="sync items (default), issuances, cancellations or production-list checks",
+            help="the kind of work: sync items (default), issuances, documents, cancellations, production-list checks",
         )
         parser.add_argument("--all", dest="everything", action="store_true", help="every dead letter of the model")
 
@@ -43,7 +33,7 @@ class Command(BaseCommand):
         if not (ids or kind or options["everything"]):
             raise CommandError("choose what to replay: --id N, --kind KIND or --all")
         outcome = dead_letters_replay_outcome(
-            ids=ids, kind=kind, model=MODELS[options["model"]], everything=options["everything"]
+            ids=ids, kind=kind, model=work_kind_named(options["model"]).model, everything=options["everything"]
         )
         replayed = outcome.replayed
         listed = ", ".join(map(str, replayed)) or "none"

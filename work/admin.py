@@ -2,7 +2,7 @@
 
 Each app's admin for its records (issuances, sync items, documents, cancellations, production
 checks) extends `DeadLetterAdmin`, so replay behaves the same everywhere and goes through the one
-replay path (`integrations.work.replay`).
+replay path (`work.replay`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from integrations.work.item import DEAD_STATES
-from integrations.work.replay import DeadLetterReplay, dead_letters_replay_outcome
+from work.item import DEAD_STATES
+from work.replay import DeadLetterReplay, dead_letters_replay_outcome
 
 # What every durable record's admin shows of its payload and its last error (WorkItem's fields and
 # DeadLetterAdmin's readable views of them), in the same order for every kind of record.

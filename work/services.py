@@ -1,4 +1,4 @@
-"""Transitions of durable work records (see `integrations.work.item`): atomic and guarded.
+"""Transitions of durable work records (see `work.item`): atomic and guarded.
 
 Every transition is a conditional UPDATE on the current state, so two workers can never both
 claim a record, and a record is never lost between states.
@@ -41,7 +41,7 @@ from integrations.answers.taxonomy import ErrorClass, ErrorKind, InsurerError, w
 from integrations.calling.channel import WORKER_STOPPED, ExchangeStopped, exchanges_stop, exchanges_stoppable
 from integrations.calling.engine import NOT_SETTLED, Outcome, is_wait_not_failure, next_wait
 from integrations.retry_policies import RetryPolicy
-from integrations.work.item import WorkItem, WorkState
+from work.item import WorkItem, WorkState
 
 # The logger keeps the name it had before the module moved here: log shippers filter on it.
 logger = logging.getLogger("integrations.services.work")

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from integrations.attempts.recording import AttemptRecord
 from integrations.models import Attempt
-from integrations.work.attempt_batch import AttemptBatch
+from work.attempt_batch import AttemptBatch
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 
 from documents.models import PolicyDocument
 from integrations.answers.taxonomy import ErrorKind
-from integrations.work.services import retry_permit
+from work.services import retry_permit
 
 
 @pytest.mark.parametrize(

@@ -14,15 +14,15 @@ from django.db import connection
 from django.utils import timezone
 
 from integrations.models import InsurerAccount
-from integrations.work.item import WorkState
-from integrations.work.services import (
+from quotes.models import Policy
+from sync.models import SyncItem, SyncRun
+from work.item import WorkState
+from work.services import (
     work_claim,
     work_claim_batch,
     work_mark_submitted_batch,
     work_reclaim_expired,
 )
-from quotes.models import Policy
-from sync.models import SyncItem, SyncRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,5 +1,9 @@
 """The django-q2 schedules the platform needs, created idempotently by `manage.py ensure_schedules`.
 
+Each app registers its own (`schedule_register`, from its `AppConfig.ready()`): the nightly sync is
+sync's, the reconciliation and the renewal reminders are policies', the pump and the history's
+upkeep are durable work's own.
+
 Not a data migration: a migration would write `Schedule` rows through the historical model,
 which skips `Schedule.save()` and so would not compute the cron's first run (the nightly sync
 would start at deploy time instead of at night).
@@ -22,34 +26,42 @@ class ScheduleSpec:
     minutes: int | None = None
 
 
-SCHEDULES = (
-    # Cron times are read in TIME_ZONE (Europe/Istanbul): 02:00 Turkish time, when agencies are closed.
-    ScheduleSpec("Poliçe eşitleme (gece)", "sync.tasks.sync_nightly", Schedule.CRON, cron="0 2 * * *"),
+_schedules: dict[str, ScheduleSpec] = {}
+
+
+def schedule_register(spec: ScheduleSpec) -> None:
+    """A schedule an app needs, by its name (called from its `AppConfig.ready()`)."""
+    _schedules[spec.name] = spec
+
+
+def schedules() -> tuple[ScheduleSpec, ...]:
+    return tuple(_schedules.values())
+
+
+def work_schedules_register() -> None:
+    """The schedules of durable work itself (called from `WorkConfig.ready`)."""
     # Each run pumps for ~50 s, so retries and dead workers' records are picked up within seconds.
-    ScheduleSpec("İş pompası", "sync.tasks.work_pump", Schedule.MINUTES, minutes=1),
+    schedule_register(ScheduleSpec("İş pompası", "work.tasks.work_pump", Schedule.MINUTES, minutes=1))
     # /metrics and the dashboard read these sums instead of every call ever made.
-    ScheduleSpec("Çağrı özetleri (dakikalık)", "sync.tasks.attempt_minutes_rollup", Schedule.MINUTES, minutes=1),
-    # 02:30: every insurer's production list of the last week against the platform's policies.
-    ScheduleSpec(
-        "Üretim listesi mutabakatı (gece)", "policies.tasks.reconciliation_nightly", Schedule.CRON, cron="30 2 * * *"
-    ),
-    # 08:30, before agencies open: whoever is responsible sees the policies ending in 30/15/7 days.
-    ScheduleSpec(
-        "Yenileme hatırlatmaları (sabah)", "policies.tasks.renewal_reminders_daily", Schedule.CRON, cron="30 8 * * *"
-    ),
+    schedule_register(
+        ScheduleSpec("Çağrı özetleri (dakikalık)", "work.tasks.attempt_minutes_rollup", Schedule.MINUTES, minutes=1)
+    )
     # 03:30, after the nightly sync has started and before agencies open; deletes in small batches.
-    ScheduleSpec("Geçmiş temizliği (gece)", "sync.tasks.history_prune", Schedule.CRON, cron="30 3 * * *"),
+    schedule_register(
+        ScheduleSpec("Geçmiş temizliği (gece)", "work.tasks.history_prune", Schedule.CRON, cron="30 3 * * *")
+    )
     # Expired sessions (Django's `clearsessions`): a session row holds who is logged in and a search
     # term the agent typed (a TCKN, a name), so it goes once it has run out, not never.
-    ScheduleSpec("Oturum temizliği (gece)", "sync.tasks.sessions_clear", Schedule.CRON, cron="15 3 * * *"),
-)
+    schedule_register(
+        ScheduleSpec("Oturum temizliği (gece)", "work.tasks.sessions_clear", Schedule.CRON, cron="15 3 * * *")
+    )
 
 
 @transaction.atomic
 def ensure_schedules() -> list[Schedule]:
     """Create or correct the schedules by name; an unchanged schedule keeps its next run."""
     result = []
-    for spec in SCHEDULES:
+    for spec in schedules():
         rows = list(Schedule.objects.filter(name=spec.name).order_by("pk"))
         for duplicate in rows[1:]:
             duplicate.delete()
