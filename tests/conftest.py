@@ -129,6 +129,31 @@ def other_desk(agents):
     return _logged_in(agents["ACENTE2"])
 
 
+def api_as(user):
+    """An API client acting as `user` (authenticated without a token: the API's rules, not its login)."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def token_api_as(user):
+    """An API client sending `user`'s token, as an agency's own software does."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client
+
+
+@pytest.fixture
+def api(agents):
+    """ACENTE1's agent on the API."""
+    return api_as(agents["ACENTE1"])
+
+
 class RecordingSleep:
     """Really sleeps, and remembers how long: lets a test check the wait the engine chose."""
 

@@ -12,14 +12,11 @@ from django.contrib.auth import get_user_model
 from agencies.models import Agency, AgentProfile, SubAgency
 from commissions.models import CommissionAgreement, SubAgencyShare
 from integrations.models import Insurer
-from quotes.models import Policy, QuoteRequest
-from quotes.services import issuance as issuance_service
-from quotes.services import quote_requests
-from tests import samples
+from quotes.models import Policy
 from tests.conftest import AGENT_PASSWORD
 from tests.policies.conftest import quick_cancel_policy  # noqa: F401  (a fixture, used by name)
+from tests.quotes.policy_samples import really_issued
 from tests.sync.conftest import quick_status_policy  # noqa: F401  (a fixture, used by name)
-from work.item import WorkState
 
 LONG_AGO = date(2020, 1, 1)
 
@@ -72,19 +69,5 @@ def share(sub_agency: SubAgency, rate: str = "60.00", effective_from: date = LON
 
 
 def issued_by(user, code: str, *, product: str = "trafik", data: dict | None = None) -> Policy:
-    """A policy really issued at `code` by `user` (a quote request of theirs, fetched and issued).
-
-    The request is credited to the user's sub-agency as the desk credits it; until the request
-    services set `QuoteRequest.sub_agency` themselves, it is set here from the profile.
-    """
-    request = quote_requests.quote_request_create(
-        user=user, product=product, data=data or samples.trafik_on_a_new_plate()
-    )
-    profile = user.agent_profile
-    if profile.sub_agency_id and request.sub_agency_id is None:
-        QuoteRequest.objects.filter(pk=request.pk).update(sub_agency_id=profile.sub_agency_id)
-    row = request.insurer_quotes.get(insurer__code=code)
-    quote_requests.insurer_quote_fetch(row.id)
-    issuance = issuance_service.issuance_start(user=user, insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN)
-    assert issuance_service.issuance_process(issuance.pk) == WorkState.SUBMITTED
-    return Policy.objects.get(issuance=issuance)
+    """A policy really issued at `code` by `user`, credited to the user's sub-agency as the desk credits it."""
+    return really_issued(user, code, product=product, data=data)

@@ -8,10 +8,10 @@ from decimal import Decimal
 
 import pytest
 from django.test import Client
-from rest_framework.test import APIClient
 
 from commissions.models import CommissionAgreement, PolicyCommission
 from integrations.models import AdminChange
+from tests.conftest import api_as
 from tests.quotes.policy_samples import issued_policy
 
 from .conftest import agreement
@@ -19,12 +19,6 @@ from .conftest import agreement
 pytestmark = pytest.mark.django_db
 
 BODY = {"insurer": "anka", "product": "kasko", "rate": "12.50", "base": "net", "effective_from": "2026-01-01"}
-
-
-def api_as(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def test_the_owner_enters_an_agreement_and_reads_it_back(owner):

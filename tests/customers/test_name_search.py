@@ -8,6 +8,7 @@ from customers.models import Customer
 from customers.name_search import name_fold
 from customers.selectors import customer_list
 from tests import samples
+from tests.conftest import api_as
 
 pytestmark = pytest.mark.django_db
 
@@ -127,14 +128,12 @@ def _desk_list(desk, search_url: str, term: str) -> str:
 @pytest.mark.parametrize(("typed", "key"), TYPED)
 def test_the_customer_list_finds_the_name_on_the_desk_the_api_and_the_admin(agents, desk, book, typed, key):
     from django.contrib.auth.models import Permission
-    from rest_framework.test import APIClient
 
     expected, others = LIST_NAMES[key], [name for k, name in LIST_NAMES.items() if k != key]
     html = _desk_list(desk, "/musteriler/ara/", typed)
     assert expected in html and not any(name in html for name in others), typed
 
-    api = APIClient()
-    api.force_authenticate(agents["ACENTE1"])
+    api = api_as(agents["ACENTE1"])
     for answer in (
         api.get("/api/customers/", {"search": typed}),
         api.post("/api/customers/search/", {"search": typed}, format="json"),
@@ -163,15 +162,13 @@ def test_the_policy_list_and_its_export_find_the_customer_name(desk, book, typed
 
 @pytest.mark.parametrize(("typed", "key"), TYPED)
 def test_the_quote_request_list_finds_the_customer_name_on_the_desk_and_the_api(agents, desk, book, typed, key):
-    from rest_framework.test import APIClient
 
     wanted = str(book[key]["request"].public_id)
     html = _desk_list(desk, "/talepler/ara/", typed)
     shown = {str(entry["request"].public_id) for entry in book.values() if str(entry["request"].public_id) in html}
     assert shown == {wanted}, typed
 
-    api = APIClient()
-    api.force_authenticate(agents["ACENTE1"])
+    api = api_as(agents["ACENTE1"])
     for answer in (
         api.get("/api/quote-requests/", {"search": typed}),
         api.post("/api/quote-requests/search/", {"search": typed}, format="json"),

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from rest_framework.test import APIClient
 
 from customers.models import Customer
 from customers.validators import validate_customer
 from insurehub.person_names import person_name_problem
+from tests.conftest import api_as
 
 from .conftest import OTHER_TCKN, TCKN
 
@@ -72,8 +72,7 @@ def test_the_quote_forms_new_customer_refuses_it_on_the_name_field(desk, name):
 
 @pytest.mark.parametrize("name", BAD_NAMES.values(), ids=BAD_NAMES.keys())
 def test_the_api_refuses_it_with_a_400_on_name_when_creating_and_changing(agents, customers, name):
-    api = APIClient()
-    api.force_authenticate(agents["ACENTE1"])
+    api = api_as(agents["ACENTE1"])
     created = api.post("/api/customers/", {"name": name, "identity_no": OTHER_TCKN}, format="json")
     assert created.status_code == 400 and list(created.json()) == ["name"]
     assert created.json()["name"][0].startswith("Ad soyad / unvan")

@@ -14,10 +14,8 @@ from integrations.adapters.registry import registered_codes
 from integrations.models import Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
 from quotes.models import Policy
-from quotes.services import issuance as issuance_service
-from quotes.services import quote_requests
-from tests import samples
 from tests.quotes.conftest import quick_issuance_policy  # noqa: F401 - a fixture
+from tests.quotes.policy_samples import really_issued
 from tests.quotes.request_samples import tasks_not_sent
 
 INSURERS = registered_codes()
@@ -54,15 +52,7 @@ def issue(agents, sandbox, quick_issuance_policy, quick_document_policy, monkeyp
     tasks_not_sent(monkeypatch)
 
     def make(code: str, agency: str = "ACENTE1", *, with_document: bool = False) -> Policy:
-        user = agents[agency]
-        request = quote_requests.quote_request_create(user=user, product="trafik", data=samples.trafik_on_a_new_plate())
-        row = request.insurer_quotes.get(insurer__code=code)
-        quote_requests.insurer_quote_fetch(row.id)
-        issuance = issuance_service.issuance_start(
-            user=user, insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN
-        )
-        assert issuance_service.issuance_process(issuance.pk) == "SUBMITTED"
-        policy = Policy.objects.select_related("insurer", "account__insurer", "agency").get(issuance=issuance)
+        policy = really_issued(agents[agency], code)
         if not with_document:
             PolicyDocument.objects.filter(policy=policy).delete()
         return policy

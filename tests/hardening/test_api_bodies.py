@@ -16,6 +16,7 @@ from customers.models import Customer
 from insurehub.api_input import BODY_NOT_AN_OBJECT_MESSAGE
 from quotes.models import Issuance, QuoteRequest
 from tests import samples
+from tests.conftest import api_as
 from tests.hardening.test_isolation_matrix import agency_objects
 
 pytestmark = pytest.mark.django_db
@@ -122,8 +123,7 @@ def test_the_token_login_refuses_an_unknown_field_and_broken_json_in_turkish(age
 
 
 def test_the_schema_says_request_bodies_take_their_fields_only(agents):
-    client = APIClient()
-    client.force_authenticate(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     document = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     components = document["components"]["schemas"]
     for method, path in WITH_BODY:

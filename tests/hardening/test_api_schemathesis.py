@@ -20,7 +20,6 @@ from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi.checks import (
@@ -31,6 +30,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from tests.conftest import api_as
 from tests.hardening.test_isolation_matrix import agency_objects
 
 CHECKS = [
@@ -74,8 +74,7 @@ def api(agents):
     """The served schema, loaded into schemathesis, and an agent's token; both agencies hold objects."""
     for user in agents.values():
         agency_objects(user)
-    client = APIClient()
-    client.force_authenticate(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert response.status_code == 200
     schema = schemathesis.openapi.from_dict(json.loads(response.content))
@@ -86,8 +85,7 @@ def api(agents):
 
 def test_every_served_operation_is_fuzzed(agents):
     """The operations fuzzed here are exactly the ones `/api/schema/` serves."""
-    client = APIClient()
-    client.force_authenticate(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     served = json.loads(client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").content)
     labels = {f"{m.upper()} {p}" for p, item in served["paths"].items() for m in item if m != "parameters"}
     assert labels == set(OPERATIONS)

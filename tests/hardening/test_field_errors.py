@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 from quotes.models import QuoteRequest
 from quotes.validation import PRODUCT_FIELDS
 from tests import samples
+from tests.conftest import api_as
 from tests.hardening.test_isolation_matrix import agency_objects
 
 pytestmark = pytest.mark.django_db
@@ -36,8 +37,7 @@ CASES = [(product, field) for product, fields in PRODUCT_FIELDS.items() for fiel
 
 @pytest.fixture
 def api(agents) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     return client
 
 

@@ -69,6 +69,7 @@ from notifications.models import Notification
 from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
 from sync.models import SyncItem, SyncRun
 from tests import samples
+from tests.conftest import api_as
 from work.item import WorkState
 
 pytestmark = pytest.mark.django_db
@@ -237,8 +238,7 @@ class World:
         return client
 
     def api(self, agency: str) -> APIClient:
-        client = APIClient()
-        client.force_authenticate(self.objects[agency].user)
+        client = api_as(self.objects[agency].user)
         return client
 
 

@@ -25,7 +25,6 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
-from rest_framework.test import APIClient
 
 from integrations.adapters.cinar import clear_token_cache
 from integrations.answers.taxonomy import ErrorClass, InsurerError
@@ -34,6 +33,7 @@ from integrations.models import Attempt, InsurerAccount
 from quotes.models import Issuance
 from sandbox import DEFAULT_ACCOUNTS
 from tests import samples
+from tests.conftest import api_as
 from tests.hardening.fake_insurer import Answer, FakeInsurerTransport, adapter_over
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -455,8 +455,7 @@ def test_identity_numbers_are_masked_in_lists_and_pages(agents, quoted_row):
     """Web list and detail pages and the API show `100******46`, never the whole number."""
     web = Client()
     web.force_login(agents["ACENTE1"])
-    api = APIClient()
-    api.force_authenticate(agents["ACENTE1"])
+    api = api_as(agents["ACENTE1"])
     request_id = quoted_row.request.public_id
     for response in (
         web.get("/talepler/"),

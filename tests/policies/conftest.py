@@ -12,9 +12,7 @@ from integrations.retry_policies import clear_policy_cache
 from policies.models import Cancellation
 from policies.services import cancellations as svc
 from quotes.models import Policy
-from quotes.services import issuance as issuance_service
-from quotes.services import quote_requests
-from tests import samples
+from tests.quotes.policy_samples import really_issued
 from work.item import WorkState
 from work.services import work_promote_due
 
@@ -40,17 +38,8 @@ def quick_cancel_policy(seeded_accounts):
 
 
 def issued(agents, code: str) -> Policy:
-    """A trafik policy really issued at `code` (its premium and period from the insurer)."""
-    request = quote_requests.quote_request_create(
-        user=agents["ACENTE1"], product="trafik", data=samples.trafik_on_a_new_plate()
-    )
-    row = request.insurer_quotes.get(insurer__code=code)
-    quote_requests.insurer_quote_fetch(row.id)
-    issuance = issuance_service.issuance_start(
-        user=agents["ACENTE1"], insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN
-    )
-    assert issuance_service.issuance_process(issuance.pk) == WorkState.SUBMITTED
-    return Policy.objects.get(issuance=issuance)
+    """A trafik policy really issued at `code` for ACENTE1 (its premium and period from the insurer)."""
+    return really_issued(agents["ACENTE1"], code)
 
 
 def run_to_the_end(cancellation: Cancellation) -> Cancellation:

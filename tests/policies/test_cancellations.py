@@ -9,6 +9,7 @@ from integrations.adapters.registry import registered_codes
 from policies.models import Cancellation
 from policies.services import cancellations as svc
 from quotes.models import Policy
+from tests.conftest import api_as
 from tests.policies.conftest import issued, run_to_the_end
 from work.item import WorkState
 from work.replay import dead_letters_replay
@@ -108,11 +109,9 @@ def test_the_desk_shows_the_estimate_then_the_insurers_refund(agents, sandbox, q
 
 
 def test_the_api_cancels_and_a_repeat_answers_the_same_cancellation(agents, sandbox, quick_cancel_policy):
-    from rest_framework.test import APIClient
 
     policy = issued(agents, "deniz")
-    client = APIClient()
-    client.force_authenticate(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     body = {"reason": "vehicle_sold", "effective_on": policy.starts_on.isoformat()}
     first = client.post(f"/api/policies/{policy.pk}/cancel/", body, format="json")
     assert first.status_code == 202, first.content
@@ -120,8 +119,7 @@ def test_the_api_cancels_and_a_repeat_answers_the_same_cancellation(agents, sand
     assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
     bad = client.post(f"/api/policies/{policy.pk}/cancel/", {"reason": "stolen"}, format="json")
     assert bad.status_code == 400 and "reason" in bad.json()  # the field is named, nothing started
-    other = APIClient()
-    other.force_authenticate(agents["ACENTE2"])
+    other = api_as(agents["ACENTE2"])
     assert other.post(f"/api/policies/{policy.pk}/cancel/", body, format="json").status_code == 404
     run_to_the_end(Cancellation.objects.get(pk=first.json()["id"]))
     detail = client.get(f"/api/cancellations/{first.json()['id']}/").json()

@@ -1,4 +1,5 @@
-"""Policies for the desk tests: issued from a stored request, or imported (no request behind them)."""
+"""Policies for the tests: really issued at a sandbox insurer, stored as issued from a request without
+calling one, or imported (no request behind them)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,28 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from customers.models import Customer
 from integrations.models import InsurerAccount
 from quotes.models import InsurerQuote, Policy, QuoteRequest
 from quotes.services import quote_requests
-from quotes.services.issuance import issuance_start
+from quotes.services.issuance import issuance_process, issuance_start
 from tests import samples
+from work.item import WorkState
+
+
+def really_issued(
+    user: User, code: str, *, product: str = "trafik", data: dict | None = None, customer: Customer | None = None
+) -> Policy:
+    """A policy really issued at `code` by `user`: a request of theirs, the insurer's quote fetched
+    and issued through the desk's services (premium and period from the sandbox insurer)."""
+    request = quote_requests.quote_request_create(
+        user=user, product=product, data=data or samples.trafik_on_a_new_plate(), customer=customer
+    )
+    row = request.insurer_quotes.get(insurer__code=code)
+    quote_requests.insurer_quote_fetch(row.id)
+    issuance = issuance_start(user=user, insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN)
+    assert issuance_process(issuance.pk) == WorkState.SUBMITTED
+    return Policy.objects.select_related("issuance", "insurer", "account__insurer", "agency").get(issuance=issuance)
 
 
 def imported_policy(agency_code: str, insurer_code: str, policy_no: str, **fields: Any) -> Policy:

@@ -21,6 +21,7 @@ from quotes.models import InsurerQuote, QuoteRequest
 from quotes.services import quote_requests as svc
 from quotes.services.comparison import NOT_COVERED, comparison_build
 from tests import samples
+from tests.conftest import api_as
 
 pytestmark = pytest.mark.django_db
 
@@ -120,19 +121,16 @@ def test_another_agency_gets_404_for_page_and_pdf(agents, sandbox):
 
 
 def test_comparison_api_says_covered_or_not_for_each_cell(agents, sandbox):
-    from rest_framework.test import APIClient
 
     request = quoted_request(agents["ACENTE1"], "kasko", samples.KASKO)
-    api = APIClient()
-    api.force_authenticate(agents["ACENTE1"])
+    api = api_as(agents["ACENTE1"])
     body = api.get(f"/api/quote-requests/{request.public_id}/comparison/").json()
     insurers = len(registered_codes())
     assert body["product"] == "kasko" and len(body["columns"]) == insurers
     assert [column["cheapest"] for column in body["columns"]] == [True] + [False] * (insurers - 1)
     collision = next(row for row in body["rows"] if row["code"] == "collision")
     assert all(cell["covered"] for cell in collision["cells"])
-    other = APIClient()
-    other.force_authenticate(agents["ACENTE2"])
+    other = api_as(agents["ACENTE2"])
     assert other.get(f"/api/quote-requests/{request.public_id}/comparison/").status_code == 404
 
 

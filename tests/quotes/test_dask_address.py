@@ -28,6 +28,7 @@ from quotes.services.quote_requests import (
 )
 from sandbox.domain import address_for
 from tests import samples
+from tests.conftest import api_as
 
 pytestmark = pytest.mark.django_db
 
@@ -144,8 +145,7 @@ def test_other_fields_are_checked_before_any_insurer_is_asked(desk, sandbox):
 
 
 def test_the_api_answers_the_address_and_a_field_error_for_an_unknown_code(agents):
-    api = APIClient()
-    api.force_authenticate(agents["ACENTE1"])
+    api = api_as(agents["ACENTE1"])
     found = api.post("/api/dask/address/", {"uavt_code": KNOWN}, format="json")
     assert found.status_code == 200
     assert found.json() == {

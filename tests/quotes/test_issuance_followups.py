@@ -18,6 +18,7 @@ from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples
 from tests.conftest import wait_until
+from tests.quotes.policy_samples import really_issued
 from tests.quotes.request_samples import tasks_not_sent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,14 +33,7 @@ def _only_this_test_works_the_records(monkeypatch):
 
 
 def issued(agents, sandbox, code: str, customer: Customer | None = None) -> Policy:
-    request = quote_requests.quote_request_create(
-        user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK, customer=customer
-    )
-    row = request.insurer_quotes.get(insurer__code=code)
-    quote_requests.insurer_quote_fetch(row.id)
-    issuance = svc.issuance_start(user=agents["ACENTE1"], insurer_quote_id=row.id, payment_token=samples.PAYMENT_TOKEN)
-    assert svc.issuance_process(issuance.pk) == "SUBMITTED"
-    return Policy.objects.select_related("issuance").get(issuance=issuance)
+    return really_issued(agents["ACENTE1"], code, data=samples.TRAFIK, customer=customer)
 
 
 @pytest.mark.parametrize("code", registered_codes())

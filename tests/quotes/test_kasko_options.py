@@ -16,7 +16,6 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from pypdf import PdfReader
-from rest_framework.test import APIClient
 
 from integrations.adapters.registry import registered_codes
 from integrations.answers.taxonomy import FIELD_LABELS_TR, OPTION_NOT_SOLD_TR
@@ -25,6 +24,7 @@ from quotes.services import quote_requests as svc
 from quotes.services.comparison import comparison_build
 from quotes.validation import validate_fields
 from tests import samples
+from tests.conftest import api_as
 
 pytestmark = pytest.mark.django_db
 
@@ -152,16 +152,10 @@ def test_a_bad_option_on_the_form_is_a_turkish_field_error_and_nothing_is_saved(
 # --- the API ---------------------------------------------------------------------------------------
 
 
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
-
-
 def test_the_api_takes_the_options_and_null_for_an_unlimited_imm(agents, monkeypatch):
     monkeypatch.setattr(svc, "_enqueue_dispatch", lambda request_id: None)
     body = {"product": "kasko", "data": {**samples.KASKO, **OPTIONS, "liability_limit": None}}
-    response = api(agents["ACENTE1"]).post("/api/quote-requests/", body, format="json")
+    response = api_as(agents["ACENTE1"]).post("/api/quote-requests/", body, format="json")
     assert response.status_code == 201, response.json()
     assert response.json()["data"]["liability_limit"] is None and response.json()["data"]["deductible"] == 10000
     data = QuoteRequest.objects.get().input_data
@@ -169,7 +163,7 @@ def test_the_api_takes_the_options_and_null_for_an_unlimited_imm(agents, monkeyp
 
 
 def test_the_api_refuses_a_bad_option_on_its_field_and_an_option_on_trafik(agents):
-    client = api(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     body = {"product": "kasko", "data": {**samples.KASKO, "deductible": 3000, "replacement_car_days": 10}}
     response = client.post("/api/quote-requests/", body, format="json")
     assert response.status_code == 400
@@ -268,7 +262,7 @@ def test_the_comparison_pdf_and_api_carry_the_options(agents, asked):
     pdf = client.get(reverse("comparison_download", args=[asked.public_id]))
     text = "".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)
     assert "Muafiyet (istenen: 10.000,00 ₺)" in text and "Yetkili servis" in text and "7 gün" in text
-    body = api(agents["ACENTE1"]).get(f"/api/quote-requests/{asked.public_id}/comparison/").json()
+    body = api_as(agents["ACENTE1"]).get(f"/api/quote-requests/{asked.public_id}/comparison/").json()
     options = {row["code"]: row for row in body["options"]}
     assert {cell["value"] for cell in options["deductible"]["cells"]} == {"10000.00"}
     assert {cell["value"] for cell in options["replacement_car_days"]["cells"]} == {7}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.views.debug import SafeExceptionReporterFilter
-from rest_framework.test import APIClient
 
+from tests.conftest import api_as
 from tests.quotes.request_samples import tasks_not_sent
 
 TOKEN = "tok_4242_secret_card"
@@ -31,8 +31,7 @@ def test_the_desk_confirm_step_stars_the_token_in_an_error_report(desk, quote_pk
 
 def test_the_issue_api_stars_a_form_encoded_token_in_an_error_report(agents, quote_pk):
     """The API takes the token in JSON or as a form; a form body's token is starred in a report."""
-    client = APIClient()
-    client.force_authenticate(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     response = client.post(f"/api/insurer-quotes/{quote_pk}/issue/", {"payment_token": TOKEN + "x" * 200})
     assert response.status_code == 400  # too long: refused, nothing issued
     shown = SafeExceptionReporterFilter().get_post_parameters(response.wsgi_request)

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from quotes.models import QuoteRequest
 from tests import samples
+from tests.conftest import api_as
 
 pytestmark = pytest.mark.django_db
 
@@ -26,8 +27,7 @@ def field_error(html: str, field: str) -> str:
 
 @pytest.fixture
 def api(agents) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     return client
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from customers.models import Customer
 from customers.services import DUPLICATE_IDENTITY_MESSAGE
+from tests.conftest import api_as, token_api_as
 
 from ..conftest import OTHER_TCKN, TCKN, VKN
 
@@ -17,15 +17,9 @@ CUSTOMERS = "/api/customers/"
 UNKNOWN_PK = 987654321
 
 
-def token_client(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
-
-
 @pytest.fixture
 def clients(agents) -> dict[str, APIClient]:
-    return {code: token_client(user) for code, user in agents.items()}
+    return {code: token_api_as(user) for code, user in agents.items()}
 
 
 def test_create_answers_the_customer_with_the_number_masked(clients, agents):
@@ -124,8 +118,7 @@ def test_patch_changes_only_what_is_sent(clients, customers):
 
 
 def test_cross_agency_reader_reads_all_and_writes_nothing(reader, customers):
-    client = APIClient()
-    client.force_authenticate(reader)
+    client = api_as(reader)
     assert client.get(CUSTOMERS).json()["count"] == 2
     for customer in customers.values():
         assert client.get(f"{CUSTOMERS}{customer.pk}/").status_code == 200

@@ -18,7 +18,6 @@ from django.core.management import call_command
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from integrations.adapters.registry import registered_codes
@@ -27,7 +26,7 @@ from quotes.services.issuance import issuance_process
 from quotes.services.quote_requests import insurer_quote_fetch
 from quotes.validation import PRODUCT_FIELDS
 from tests import samples
-from tests.conftest import wait_until
+from tests.conftest import token_api_as, wait_until
 
 REQUESTS = "/api/quote-requests/"
 POLICIES = "/api/policies/"
@@ -45,22 +44,16 @@ def issuance_url(issuance_id: int | str) -> str:
     return f"/api/issuances/{issuance_id}/"
 
 
-def token_client(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
-
-
 @pytest.fixture
 def clients(agents) -> dict[str, APIClient]:
     """One token-authenticated API client per agency's agent."""
-    return {code: token_client(user) for code, user in agents.items()}
+    return {code: token_api_as(user) for code, user in agents.items()}
 
 
 @pytest.fixture
 def staff_client(db) -> APIClient:
     staff = get_user_model().objects.create_user("merkez", password="test-pass-123", is_staff=True)
-    return token_client(staff)
+    return token_api_as(staff)
 
 
 def create(client: APIClient, product: str = "trafik", data: dict | None = None) -> dict:
@@ -498,7 +491,7 @@ def test_session_login_works_and_writes_need_the_csrf_token(agents, sandbox):
 def test_user_without_an_agency_cannot_create_and_sees_nothing(seeded_accounts, clients):
     """A login tied to no agency gets 403 on create and empty lists, never another agency's data."""
     create(clients["ACENTE1"])
-    loner = token_client(get_user_model().objects.create_user("yalniz", password="test-pass-123"))
+    loner = token_api_as(get_user_model().objects.create_user("yalniz", password="test-pass-123"))
     response = loner.post(REQUESTS, {"product": "trafik", "data": samples.TRAFIK}, format="json")
     assert response.status_code == 403 and response.json()["detail"]
     assert loner.get(REQUESTS).json()["count"] == 0
@@ -611,7 +604,7 @@ def test_front_end_flow_with_the_real_worker(qcluster, agents, sandbox):
     sandbox["deniz"].state.add_faults(
         [{"operation": "trafik_quote", "fault": "error", "code": "UNDERWRITING_DECLINED"}]
     )
-    client = token_client(agents["ACENTE1"])
+    client = token_api_as(agents["ACENTE1"])
     body = create(client)
     body = poll(client, detail_url(body["id"]), lambda b: b["complete"])
     states = {row["insurer"]["code"]: row["state"] for row in body["results"]}

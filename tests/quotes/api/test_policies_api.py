@@ -11,16 +11,11 @@ from customers.models import Customer
 from quotes import selectors
 from quotes.models import Policy, QuoteRequest
 from quotes.services.renewals import NO_SOURCE_MESSAGE
+from tests.conftest import api_as
 
 from ..policy_samples import imported_policy, issued_policy
 
 pytestmark = pytest.mark.django_db
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture
@@ -50,7 +45,7 @@ def numbers(body: dict) -> list[str]:
 
 
 def test_list_carries_the_period(agents, policies):
-    body = client_for(agents["ACENTE1"]).get("/api/policies/").json()
+    body = api_as(agents["ACENTE1"]).get("/api/policies/").json()
     soon = next(item for item in body["results"] if item["policy_no"] == "ANK-API-SOON")
     assert soon["starts_on"] == policies["soon"].starts_on.isoformat()
     assert soon["ends_on"] == policies["soon"].ends_on.isoformat()
@@ -70,23 +65,23 @@ def test_list_carries_the_period(agents, policies):
     ],
 )
 def test_list_filters(agents, policies, query, expected):
-    assert numbers(client_for(agents["ACENTE1"]).get("/api/policies/", query).json()) == expected
+    assert numbers(api_as(agents["ACENTE1"]).get("/api/policies/", query).json()) == expected
 
 
 def test_list_filter_by_start_date(agents, policies):
     today = selectors.today().isoformat()
-    body = client_for(agents["ACENTE1"]).get("/api/policies/", {"starts_from": today, "starts_to": today}).json()
+    body = api_as(agents["ACENTE1"]).get("/api/policies/", {"starts_from": today, "starts_to": today}).json()
     assert numbers(body) == ["CNR-API-LATER"]
 
 
 def test_bad_filters_are_named(agents, policies):
-    response = client_for(agents["ACENTE1"]).get("/api/policies/", {"period": "90", "starts_from": "01/13/2026"})
+    response = api_as(agents["ACENTE1"]).get("/api/policies/", {"period": "90", "starts_from": "01/13/2026"})
     assert response.status_code == 400
     assert set(response.json()) == {"period", "starts_from"}
 
 
 def test_detail_has_customer_and_source_request_and_is_agency_scoped(agents, policies):
-    client = client_for(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     body = client.get(f"/api/policies/{policies['soon'].pk}/").json()
     assert body["policy_no"] == "ANK-API-SOON" and body["ends_on"] == policies["soon"].ends_on.isoformat()
     assert body["customer"] == {
@@ -103,7 +98,7 @@ def test_detail_has_customer_and_source_request_and_is_agency_scoped(agents, pol
 
 
 def test_renewals_soonest_first_with_days_left(agents, policies):
-    client = client_for(agents["ACENTE1"])
+    client = api_as(agents["ACENTE1"])
     body = client.get("/api/renewals/").json()
     assert [item["policy_no"] for item in body["results"]] == ["ANK-API-SOON"]
     assert body["results"][0]["days_left"] == 25
@@ -115,7 +110,7 @@ def test_renewals_soonest_first_with_days_left(agents, policies):
 
 
 def test_renewals_of_another_agency_are_its_own(agents, policies):
-    body = client_for(agents["ACENTE2"]).get("/api/renewals/").json()
+    body = api_as(agents["ACENTE2"]).get("/api/renewals/").json()
     assert [item["policy_no"] for item in body["results"]] == ["ANK-API-OTHER"]
 
 
@@ -125,7 +120,7 @@ def test_endpoints_need_authentication(policies):
 
 
 def test_schema_documents_the_new_filters_and_endpoints(agents):
-    schema = client_for(agents["ACENTE1"]).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    schema = api_as(agents["ACENTE1"]).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     paths = schema["paths"]
     list_params = {p["name"] for p in paths["/api/policies/"]["get"]["parameters"]}
     assert {"product", "insurer", "status", "period", "starts_from", "starts_to", "limit", "offset"} <= list_params
@@ -146,7 +141,7 @@ def test_renewal_quote_asks_every_insurer_again_for_the_same_customer(
     policy = policies["soon"]
     source = policy.issuance.quote_request
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = client_for(agents["ACENTE1"]).post(f"/api/renewals/{policy.pk}/quote/")
+        response = api_as(agents["ACENTE1"]).post(f"/api/renewals/{policy.pk}/quote/")
     assert response.status_code == 201, response.content
     body = response.json()
     new = QuoteRequest.objects.get(public_id=body["id"])
@@ -159,7 +154,7 @@ def test_renewal_quote_asks_every_insurer_again_for_the_same_customer(
 
 def test_renewal_quote_of_an_imported_policy_is_a_conflict_naming_why(agents, policies):
     before = QuoteRequest.objects.count()
-    response = client_for(agents["ACENTE1"]).post(f"/api/renewals/{policies['later'].pk}/quote/")
+    response = api_as(agents["ACENTE1"]).post(f"/api/renewals/{policies['later'].pk}/quote/")
     assert response.status_code == 409
     assert response.json() == {"detail": NO_SOURCE_MESSAGE}
     assert QuoteRequest.objects.count() == before
@@ -169,13 +164,13 @@ def test_renewal_quote_of_an_imported_policy_is_a_conflict_naming_why(agents, po
 def test_renewal_quote_of_what_the_agency_does_not_own_is_not_found(agents, policies, policy_id):
     path = {"other": str(policies["other"].pk), "unknown": "99999999", "malformed": "1e3"}[policy_id]
     before = QuoteRequest.objects.count()
-    response = client_for(agents["ACENTE1"]).post(f"/api/renewals/{path}/quote/")
+    response = api_as(agents["ACENTE1"]).post(f"/api/renewals/{path}/quote/")
     assert response.status_code == 404 and "detail" in response.json()
     assert QuoteRequest.objects.count() == before
 
 
 def test_renewal_quote_needs_a_login_and_is_in_the_schema(agents, policies):
     assert APIClient().post(f"/api/renewals/{policies['soon'].pk}/quote/").status_code in (401, 403)
-    schema = client_for(agents["ACENTE1"]).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    schema = api_as(agents["ACENTE1"]).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     operation = schema["paths"]["/api/renewals/{policy_id}/quote/"]["post"]
     assert {"201", "404", "409", "429"} <= set(operation["responses"])
