@@ -38,7 +38,7 @@ from integrations.models import InsurerAccount
 from integrations.operations import Operation
 from integrations.pacing.retry_budget import BatchedRetryBudget, SharedRetryBudget
 from integrations.pacing.send_rate import SharedSendRate
-from integrations.retry_policies import RetryPolicy, policy_for
+from integrations.retry_policies import RetryPolicy, default_policy, policy_for
 from integrations.ttlcache import TtlCache
 from work.attempt_batch import AttemptBatch
 from work.item import OPEN_STATES, WorkState
@@ -494,10 +494,7 @@ class _Drain:
         self._state = gated_shared_state()
         # First attempts counted with each batch write, not with each call (spends go at once).
         self.budget = BatchedRetryBudget(state=self._state)
-        self._lease = max(
-            (_lease_seconds(policy_for(code, POLICY_STATUS)) for code in _insurer_codes()),
-            default=_lease_seconds(policy_for("anka", POLICY_STATUS)),
-        )
+        self._lease = max(_lease_seconds(policy) for policy in _status_policies())
 
     # -- the threads
 
@@ -678,6 +675,12 @@ class _Drain:
             return
 
 
+def _status_policies() -> list[RetryPolicy]:
+    """The status check's policy at every active insurer (a drain's lease and its end are set by
+    the slowest), or the operation's default when none is active."""
+    return [policy_for(code, POLICY_STATUS) for code in _insurer_codes()] or [default_policy(POLICY_STATUS)]
+
+
 def _insurer_codes() -> list[str]:
     from integrations.models import Insurer
 
@@ -693,8 +696,8 @@ def sync_drain(run_id: int | None = None, *, seconds: float | None = None, threa
     goes on in a fresh task. When its cluster stops it claims nothing more and hands back what
     it holds.
     """
-    policy = policy_for("anka", POLICY_STATUS)
-    tail = 2 * (policy.attempt_timeout + settings.INSURER_CONNECT_TIMEOUT) + 10
+    slowest_call = max(policy.attempt_timeout for policy in _status_policies())
+    tail = 2 * (slowest_call + settings.INSURER_CONNECT_TIMEOUT) + 10
     seconds = min(seconds or DRAIN_SECONDS, max(settings.Q_CLUSTER["timeout"] - tail, 1.0))
     items = SyncItem.objects.all() if run_id is None else SyncItem.objects.filter(run_id=run_id)
     drain = _Drain(items, threads=threads or DRAIN_THREADS, until=time.monotonic() + seconds)

@@ -143,6 +143,7 @@ class AnkaAdapter(InsurerAdapter):
     code = "anka"
     name = "Anka Sigorta"
     credential_fields = ("api_key",)
+    identifying_credential_is_secret = True
     error_table = ERROR_TABLE
     issuance_deduplicated = True
 

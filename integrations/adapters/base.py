@@ -198,6 +198,9 @@ class InsurerAdapter(ABC):
     name: ClassVar[str]
     products: ClassVar[tuple[str, ...]] = ("trafik", "kasko", "dask")
     credential_fields: ClassVar[tuple[str, ...]]
+    # The first credential field names the account (rate state of an ad-hoc endpoint is keyed by
+    # it); when that field is itself the secret (an API key), only its last four characters do.
+    identifying_credential_is_secret: ClassVar[bool] = False
     error_table: ClassVar[Mapping[str, ErrorKind]]
     # What this insurer's contract says about itself that a retry policy must respect, per
     # operation (e.g. Boğaziçi's issuance settling time); admins may still override it.

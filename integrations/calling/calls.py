@@ -91,18 +91,25 @@ def endpoint_resolve(
         insurer_code=insurer_code,
         base_url=base_url,
         credentials=credentials,
-        account_key=account.rate_key if account else f"{insurer_code}:{_credential_identity(credentials or {})}",
+        account_key=account.rate_key
+        if account
+        else f"{insurer_code}:{_credential_identity(insurer_code, credentials or {})}",
         contracted_rate=account.contracted_rate if account else None,
     )
 
 
-def _credential_identity(credentials: Mapping[str, str]) -> str:
-    """A non-secret name for a set of credentials, to key rate state by."""
-    for field in ("api_key", "username", "client_id"):
-        if credentials.get(field):
-            value = str(credentials[field])
-            return value if field != "api_key" else f"key-{value[-4:]}"
-    return "adhoc"
+def _credential_identity(insurer_code: str, credentials: Mapping[str, str]) -> str:
+    """A non-secret name for a set of credentials, to key rate state by: the adapter's first
+    credential field (its last four characters if that field is the secret)."""
+    try:
+        adapter = adapter_class(insurer_code)
+    except LookupError:
+        return "adhoc"
+    field = adapter.credential_fields[0] if adapter.credential_fields else ""
+    value = str(credentials.get(field) or "")
+    if not value:
+        return "adhoc"
+    return f"key-{value[-4:]}" if adapter.identifying_credential_is_secret else value
 
 
 def new_reference(prefix: str = "IH") -> str:
