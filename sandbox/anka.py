@@ -192,6 +192,11 @@ class Anka(Insurer):
     )
     operations = BUSINESS_OPERATIONS
     throttle_codes = frozenset({"RATE_LIMITED"})
+    transient_faults = (
+        {"fault": "error", "code": "BAD_GATEWAY"},
+        {"fault": "reset"},
+        {"fault": "error", "code": "SERVICE_UNAVAILABLE", "wait_seconds": 1},
+    )
     cancel_committing_codes = frozenset({"ALREADY_CANCELLED"})
     kasko_menu = KASKO_MENU
     # An older Anka release lists coverages as bare codes; a rough one sends entries no reader

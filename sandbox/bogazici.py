@@ -335,6 +335,11 @@ class Bogazici(Insurer):
     operations = (*BUSINESS_OPERATIONS, "issue_lookup")
     extra_fault_kinds = frozenset({"soap_fault", "xml_bomb", *ANSWER_VARIANTS})
     throttle_codes = frozenset({"BS-901"})
+    transient_faults = (
+        {"fault": "html", "http_status": 502},
+        {"fault": "reset"},
+        {"fault": "error", "code": "BS-900"},
+    )
     cancel_committing_codes = frozenset({"BS-330"})
     kasko_menu = KASKO_MENU
     # Besides the BS-901 quota, the code that carries <TekrarDenemeSn>: "print not ready yet".

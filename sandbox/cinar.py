@@ -296,6 +296,11 @@ class Cinar(Insurer):
     document_name = "Çınar Sigorta"  # printed on the policy PDFs
     operations = (*BUSINESS_OPERATIONS, "token")
     committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST"})
+    transient_faults = (
+        {"fault": "html", "http_status": 502},
+        {"fault": "reset"},
+        {"fault": "error", "code": "SYS_BUSY"},
+    )
     cancel_committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST", "BIZ_ALREADY_CANCELLED"})
     kasko_menu = KASKO_MENU
     extra_fault_kinds = ANSWER_VARIANTS

@@ -300,6 +300,11 @@ class Deniz(Insurer):
     # to test a client that must follow only its insurer's own base URL.
     extra_fault_kinds = frozenset({"reject", "broken_coverages", "absolute_location"})
     throttle_codes = frozenset({"TOO_MANY_REQUESTS"})
+    transient_faults = (
+        {"fault": "error", "code": "SERVICE_UNAVAILABLE"},
+        {"fault": "reset"},
+        {"fault": "error", "code": "INTERNAL_ERROR"},
+    )
     kasko_menu = KASKO_MENU
     committing_codes = frozenset({"DUPLICATE_REFERENCE"})
     cancel_committing_codes = frozenset({"DUPLICATE_REFERENCE", "ALREADY_CANCELLED"})

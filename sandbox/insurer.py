@@ -162,6 +162,10 @@ class Insurer:
     content_type: ClassVar[str] = JSON
     operations: ClassVar[tuple[str, ...]]
     extra_fault_kinds: ClassVar[frozenset[str]] = frozenset()
+    # Three one-off transient faults in the insurer's own words (fault rules without the
+    # operation), each worth exactly one retry: a gateway error, a dropped connection, and the
+    # insurer's own "busy / unavailable" answer. The cross-insurer tests inject them.
+    transient_faults: ClassVar[tuple[dict[str, Any], ...]]
     # Error codes whose answer is the throttle signal (counted as throttled).
     throttle_codes: ClassVar[frozenset[str]] = frozenset()
     # Error codes that, on issue_policy, only tell the truth if the issuance happened.

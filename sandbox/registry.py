@@ -3,7 +3,8 @@
 Each insurer module decorates its class with :func:`register`; importing the module is all it
 takes (``sandbox/__init__.py`` imports the four, a test-only insurer imports its own). Whatever
 differs per insurer is stated on the class, not in tables keyed by the four codes elsewhere:
-``credential_keys``, ``default_accounts``, ``prefix``, ``port_offset``, ``realistic_latency_ms``.
+``credential_keys``, ``default_accounts``, ``prefix``, ``port_offset``, ``realistic_latency_ms``,
+``transient_faults`` (what the cross-insurer tests inject).
 Everything that used to list the insurers (``start_all``, ``python -m sandbox``, the demo
 manifest, the tests) reads this registry, so a fifth insurer is one module and one import.
 """
@@ -23,7 +24,8 @@ _registry: dict[str, type[Insurer]] = {}
 def _check(insurer_class: type[Insurer]) -> None:
     """A mistake in what an insurer states must fail at import, not as an odd test failure later."""
     name = insurer_class.__name__
-    for attribute in ("code", "prefix", "document_name", "operations", "credential_keys", "default_accounts"):
+    attributes = ("code", "prefix", "document_name", "operations", "credential_keys", "default_accounts")
+    for attribute in (*attributes, "transient_faults"):
         if not hasattr(insurer_class, attribute):
             raise TypeError(f"sandbox insurer {name} must state {attribute}")
     offset = getattr(insurer_class, "port_offset", None)
@@ -35,6 +37,9 @@ def _check(insurer_class: type[Insurer]) -> None:
     for account in insurer_class.default_accounts:
         if set(account.get("credentials", {})) != set(keys) or not account.get("agency_code"):
             raise TypeError(f"sandbox insurer {name}: each default account needs agency_code and {list(keys)}")
+    faults = insurer_class.transient_faults
+    if len(faults) != 3 or not all(isinstance(fault, dict) and fault.get("fault") for fault in faults):
+        raise TypeError(f"sandbox insurer {name}: transient_faults must be three fault rules (gateway, reset, busy)")
     for other in _registry.values():
         if other.code == insurer_class.code or other is insurer_class:
             continue

@@ -192,6 +192,11 @@ class Ege(Insurer):
     )
     operations = BUSINESS_OPERATIONS
     throttle_codes = frozenset({"E_SLOW_DOWN"})
+    transient_faults = (
+        {"fault": "html", "http_status": 502},
+        {"fault": "reset"},
+        {"fault": "error", "code": "E_DOWN", "wait_seconds": 1},
+    )
     kasko_menu = KASKO_MENU
     garbage_body = b'{"ref": "EG-T-000001", "premium": "4312.50", "currency": "TRY", "expires": "2030-01-01T00:00:00Z"}'
 

@@ -10,14 +10,13 @@ from tests.fifth_insurer import TEST_ONLY_CODES
 from tests.fifth_insurer.adapter import EgeAdapter
 from tests.fifth_insurer.sandbox import Ege
 from tests.hardening.test_adapter_fuzz import INSURERS as FUZZED
-from tests.insurer_profiles import PROFILES
 
 
 def test_both_halves_are_registered_and_profiled() -> None:
     assert TEST_ONLY_CODES == {"ege"}
     assert adapter_class("ege") is EgeAdapter
     assert "ege" in adapter_codes() and "ege" in sandbox_codes()
-    assert "ege" in PROFILES and "ege" in FUZZED  # the fuzz's list was read after registration
+    assert Ege.transient_faults and "ege" in FUZZED  # the fuzz's list was read after registration
 
 
 def test_the_sandbox_fixture_serves_it_and_the_seed_stores_its_accounts(sandbox, seeded_accounts) -> None:

@@ -14,7 +14,6 @@ from sandbox import DEFAULT_ACCOUNTS, fixed_port_urls, insurer_class, register, 
 from sandbox.anka import Anka
 from sandbox.registry import unregister
 from tests.fifth_insurer import TEST_ONLY_CODES
-from tests.insurer_profiles import PROFILES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,9 +28,17 @@ def test_every_adapter_has_a_sandbox_insurer_and_every_sandbox_insurer_an_adapte
     assert sorted(registered_codes()) == adapter_codes()
 
 
-def test_every_registered_insurer_has_a_test_profile() -> None:
-    """The cross-insurer tests' per-insurer knowledge covers exactly the registered insurers."""
-    assert sorted(PROFILES) == adapter_codes()
+def test_an_insurer_that_does_not_state_its_transient_faults_is_refused_at_import() -> None:
+    """The cross-insurer tests inject each insurer's own three transient faults: a new insurer
+    without them fails when its module is imported, not as a skipped test later."""
+
+    class Unfaulted(Anka):
+        code, prefix, port_offset = "unfaulted", "UF", 97
+        transient_faults = ({"fault": "reset"},)
+
+    with pytest.raises(TypeError, match="transient_faults"):
+        register(Unfaulted)
+    assert all(len(insurer_class(code).transient_faults) == 3 for code in registered_codes())
 
 
 def test_the_benchmark_has_a_plain_client_for_every_insurer() -> None:

@@ -12,8 +12,8 @@ from integrations.adapters.registry import registered_codes
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.pacing.shared_state import shared_state
 from integrations.retry_policies import clear_policy_cache
+from sandbox.registry import insurer_class as sandbox_insurer
 from tests import samples
-from tests.insurer_profiles import profile
 from tests.integrations.management.test_insurer_call import creds, probe
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ def drain_budget(code: str) -> None:
 def test_probes_back_to_back_with_one_off_faults_all_get_their_retry(sandbox, code):
     """Ten probes within seconds, each first attempt failing once: every one is retried and ok."""
     for i in range(10):
-        sandbox[code].state.add_faults([{"operation": "trafik_quote", **profile(code).transient_faults[i % 3]}])
+        sandbox[code].state.add_faults([{"operation": "trafik_quote", **sandbox_insurer(code).transient_faults[i % 3]}])
         status, report = call(sandbox, code, "trafik_quote", samples.TRAFIK)
         assert (status, report["status"], report["attempts"]) == (0, "ok", 2), (i, report)
         assert "retry_refused" not in report
@@ -66,7 +66,7 @@ def test_retries_that_fail_too_are_not_refused_at_low_traffic(sandbox, code):
     """Every first attempt fails and every third probe's retry fails as well: still nothing is
     refused — the budget bites only when failures are a large share of real volume."""
     for i in range(12):
-        fault = profile(code).transient_faults[i % 3]
+        fault = sandbox_insurer(code).transient_faults[i % 3]
         sandbox[code].state.add_faults([{"operation": "trafik_quote", **fault, "times": 2 if i % 3 == 0 else 1}])
         status, report = call(sandbox, code, "trafik_quote", samples.TRAFIK)
         assert "retry_refused" not in report, (i, report)
