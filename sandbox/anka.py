@@ -192,7 +192,7 @@ class Anka(Insurer):
     )
     operations = BUSINESS_OPERATIONS
     throttle_codes = frozenset({"RATE_LIMITED"})
-    transient_faults = (
+    transient_faults: ClassVar[tuple[dict[str, Any], ...]] = (
         {"fault": "error", "code": "BAD_GATEWAY"},
         {"fault": "reset"},
         {"fault": "error", "code": "SERVICE_UNAVAILABLE", "wait_seconds": 1},

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import Any
+from typing import Any, ClassVar
 from xml.etree.ElementTree import Element, ParseError
 from xml.sax.saxutils import escape
 
@@ -335,7 +335,7 @@ class Bogazici(Insurer):
     operations = (*BUSINESS_OPERATIONS, "issue_lookup")
     extra_fault_kinds = frozenset({"soap_fault", "xml_bomb", *ANSWER_VARIANTS})
     throttle_codes = frozenset({"BS-901"})
-    transient_faults = (
+    transient_faults: ClassVar[tuple[dict[str, Any], ...]] = (
         {"fault": "html", "http_status": 502},
         {"fault": "reset"},
         {"fault": "error", "code": "BS-900"},

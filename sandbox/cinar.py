@@ -17,7 +17,7 @@ import secrets
 import time
 from datetime import date, datetime
 from email.utils import formatdate
-from typing import Any
+from typing import Any, ClassVar
 
 from . import domain
 from .core import BUSINESS_OPERATIONS, Account, FaultRule
@@ -296,7 +296,7 @@ class Cinar(Insurer):
     document_name = "Çınar Sigorta"  # printed on the policy PDFs
     operations = (*BUSINESS_OPERATIONS, "token")
     committing_codes = frozenset({"BIZ_DUPLICATE_REQUEST"})
-    transient_faults = (
+    transient_faults: ClassVar[tuple[dict[str, Any], ...]] = (
         {"fault": "html", "http_status": 502},
         {"fault": "reset"},
         {"fault": "error", "code": "SYS_BUSY"},

@@ -23,7 +23,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, ClassVar
 
 from . import domain
 from .core import BUSINESS_OPERATIONS, Account, FaultRule, SandboxState
@@ -300,7 +300,7 @@ class Deniz(Insurer):
     # to test a client that must follow only its insurer's own base URL.
     extra_fault_kinds = frozenset({"reject", "broken_coverages", "absolute_location"})
     throttle_codes = frozenset({"TOO_MANY_REQUESTS"})
-    transient_faults = (
+    transient_faults: ClassVar[tuple[dict[str, Any], ...]] = (
         {"fault": "error", "code": "SERVICE_UNAVAILABLE"},
         {"fault": "reset"},
         {"fault": "error", "code": "INTERNAL_ERROR"},

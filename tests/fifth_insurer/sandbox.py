@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from sandbox import domain
 from sandbox.core import BUSINESS_OPERATIONS, Account, FaultRule
@@ -192,7 +192,7 @@ class Ege(Insurer):
     )
     operations = BUSINESS_OPERATIONS
     throttle_codes = frozenset({"E_SLOW_DOWN"})
-    transient_faults = (
+    transient_faults: ClassVar[tuple[dict[str, Any], ...]] = (
         {"fault": "html", "http_status": 502},
         {"fault": "reset"},
         {"fault": "error", "code": "E_DOWN", "wait_seconds": 1},
