@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from bench.clients import RUNNERS
-from bench.wire import CinarWire, Wire
+from bench.wire import Wire
 
 Handle = Callable[[str], dict[str, Any]]
 logger = logging.getLogger("bench")
@@ -267,9 +267,8 @@ def baseline_open_main(spec: dict[str, Any]) -> dict[str, Any]:
     from bench.wire import wire_for
 
     wires = {code: wire_for(code, info["url"], info["credentials"]) for code, info in spec["insurers"].items()}
-    cinar = wires.get("cinar")
-    if isinstance(cinar, CinarWire):
-        cinar.token()  # set-up, fetched before the clock starts
+    for wire in wires.values():
+        wire.prepare()  # set-up (a token), before the clock starts
     handles = {code: baseline_handle(spec["client"], wire) for code, wire in wires.items()}
     start_at = ready_and_wait()
     schedule = [(offset, key) for offset, key in spec["schedule"]]

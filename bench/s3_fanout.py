@@ -338,12 +338,11 @@ def _agents(p: dict[str, Any], ask: Any, client: str) -> list[dict[str, Any]]:
 def baseline_main(spec: dict[str, Any]) -> dict[str, Any]:
     from bench.agent import ready_and_wait
     from bench.clients import RUNNERS
-    from bench.wire import CinarWire, wire_for
+    from bench.wire import wire_for
 
     wires = {code: wire_for(code, info["url"], info["credentials"]) for code, info in spec["insurers"].items()}
-    cinar = wires["cinar"]
-    assert isinstance(cinar, CinarWire)  # the one wire for Çınar
-    cinar.token()  # set-up, before the clock starts
+    for wire in wires.values():
+        wire.prepare()  # set-up (a token), before the clock starts
     runner = RUNNERS[spec["client"]]
     pool = ThreadPoolExecutor(max_workers=4 * spec["agents"], thread_name_prefix="call")
 

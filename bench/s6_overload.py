@@ -196,11 +196,10 @@ def _release(go: threading.Event, threads: list[threading.Thread], records: list
 
 def baseline_main(spec: dict[str, Any]) -> dict[str, Any]:
     from bench.clients import RUNNERS
-    from bench.wire import CinarWire, wire_for
+    from bench.wire import wire_for
 
     wire = wire_for(INSURER, spec["url"], spec["credentials"])
-    assert isinstance(wire, CinarWire)  # INSURER is Çınar, whose calls carry a token
-    wire.token()  # set-up, before the clock starts
+    wire.prepare()  # set-up (Çınar's token), before the clock starts
     runner = RUNNERS[spec["client"]]
 
     def ask(plate: str) -> tuple[bool, str, int]:

@@ -33,6 +33,9 @@ class Answer:
 
 _local = threading.local()
 
+# Every wire below, by insurer code (filled as each class is defined: `Wire.__init_subclass__`).
+WIRES: dict[str, type[Wire]] = {}
+
 
 def session() -> requests.Session:
     """One keep-alive session per thread, library retries off: the same footing as the platform."""
@@ -61,11 +64,24 @@ def _json(response: requests.Response) -> Any:
 
 
 class Wire:
+    """One insurer's wire by hand. A subclass names its insurer (`code`) and is in `WIRES` by
+    that alone, the way adapters and sandbox insurers register."""
+
     code = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.code:
+            if cls.code in WIRES:
+                raise ValueError(f"two bench wires claim insurer {cls.code!r}")
+            WIRES[cls.code] = cls
 
     def __init__(self, base_url: str, credentials: Mapping[str, str]) -> None:
         self.base_url = base_url.rstrip("/")
         self.credentials = dict(credentials)
+
+    def prepare(self) -> None:
+        """Set-up that is not a business call (a token), done before the clock starts."""
 
     def trafik_quote(self, fields: Mapping[str, Any]) -> Answer:
         raise NotImplementedError
@@ -163,6 +179,9 @@ class CinarWire(Wire):
         self._token = ""
         self._lock = threading.Lock()
 
+    def prepare(self) -> None:
+        self.token()
+
     def token(self) -> str:
         with self._lock:
             if not self._token:
@@ -216,9 +235,6 @@ class DenizWire(Wire):
 
     def policy_status(self, policy_no: str) -> Answer:
         return self._answer(_send("GET", f"{self.base_url}/policies/{policy_no}", auth=self._auth()))
-
-
-WIRES: dict[str, type[Wire]] = {"anka": AnkaWire, "bogazici": BogaziciWire, "cinar": CinarWire, "deniz": DenizWire}
 
 
 def wire_for(code: str, base_url: str, credentials: Mapping[str, str]) -> Wire:
