@@ -49,6 +49,7 @@ from work.registry import WorkRegistration, work_kind_register
 from work.services import (
     WorkKind,
     work_claim,
+    work_fresh_tries,
     work_mark_submitted,
     work_try,
 )
@@ -132,15 +133,7 @@ def document_refetch(*, user: User, policy_id: int) -> PolicyDocument:
     document = document_request(policy=policy)
     now = timezone.now()
     moved = PolicyDocument.objects.filter(pk=document.pk, state__in=FINISHED_STATES).update(
-        state=WorkState.QUEUED,
-        attempts=0,
-        throttled_attempts=0,
-        reclaims=0,
-        in_play_since=now,
-        next_attempt_at=None,
-        finished_at=None,
-        updated_at=now,
-        payload=_payload(policy),
+        **work_fresh_tries(now), payload=_payload(policy)
     )
     if moved:
         change_feed.publish(DOCUMENT_TOPIC, document.pk)

@@ -451,6 +451,21 @@ def work_requeue_orphans(model: type[WorkItem], *, older_than: float = ORPHAN_SE
     return ids
 
 
+def work_fresh_tries(now: Any) -> dict[str, Any]:
+    """The fields that send a finished record back to the queue with a fresh set of tries (its
+    earlier ones stay in the attempt log): a replay, or an agent's "fetch it again"."""
+    return {
+        "state": WorkState.QUEUED,
+        "attempts": 0,
+        "throttled_attempts": 0,
+        "reclaims": 0,
+        "in_play_since": now,
+        "next_attempt_at": None,
+        "finished_at": None,
+        "updated_at": now,
+    }
+
+
 def work_replay(queryset: models.QuerySet) -> list[int]:
     """FAILED or DEFERRED -> QUEUED, oldest first, after a fix; the payload is sent as it was.
 
@@ -469,14 +484,7 @@ def work_replay(queryset: models.QuerySet) -> list[int]:
         try:
             with transaction.atomic():
                 moved = queryset.model.objects.filter(pk=pk, state__in=[WorkState.FAILED, WorkState.DEFERRED]).update(
-                    state=WorkState.QUEUED,
-                    attempts=0,
-                    throttled_attempts=0,
-                    reclaims=0,
-                    in_play_since=now,
-                    next_attempt_at=None,
-                    finished_at=None,
-                    updated_at=now,
+                    **work_fresh_tries(now)
                 )
         except IntegrityError:
             continue
