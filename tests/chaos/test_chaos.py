@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.conftest import wait_until
-from tests.scaleout.harness import service_script, skewed_clock_env
+from tests.scaleout.harness import QUICK_ISSUE, service_script, skewed_clock_env
 
 pytestmark = [pytest.mark.chaos, pytest.mark.django_db(transaction=True)]
 
@@ -33,9 +33,21 @@ def test_sigkill_mid_issuance_and_mid_sync(scenario):
     """A whole machine (qcluster and its workers) dies mid-issuance and mid-sync, and one worker process
     of the other machine dies too; the dead machine comes back. Their in-flight records come back when
     their leases expire; an issuance that may have reached the insurer asks before sending again."""
-    world = scenario()
+    # The kill must find both kinds in flight. A sync queued before the quotes was often over (300
+    # quick status calls take about a second) before the first issuance started. Here each issuance
+    # takes 2-3.5 s at the insurer, so they queue up behind the quotes; the sync is sent after them
+    # and its drain starts while the last ones are still being issued; its status calls take ~250 ms
+    # (300 of them on 16 threads: about five seconds in flight).
+    world = scenario(
+        issue_latency=[2000, 3500],
+        issue_policy={**QUICK_ISSUE, "attempt_timeout": 5.0, "deadline": 12.0},
+        status_latency=(150, 350),
+    )
     first, second = world.clusters
-    start_work(world, tag="K")
+    requests = world.ask_quotes(REQUESTS)
+    issuances = world.issue_as_quoted(requests)
+    world.sync(POLICIES, tag="K")
+    world.note(f"started {len(issuances)} issuances, then a sync of {POLICIES}: {world.counts()}")
     wait_until(lambda: world.in_flight("Issuance") and world.in_flight("SyncItem"), timeout=30, interval=0.05)
     in_flight = (world.in_flight("Issuance"), world.in_flight("SyncItem"))
     first.kill()
