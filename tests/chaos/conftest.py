@@ -239,7 +239,9 @@ def scenario(request, world, agents, clusters) -> Callable[..., Scenario]:  # no
         sandbox = world
         quick_policies(policy_status=QUICK_STATUS, issue_policy=issue_policy or QUICK_ISSUE, trafik_quote=QUICK_QUOTE)
         for server in sandbox.values():
-            server.state.configure(latency_ms={"issue_policy": issue_latency, "policy_status": list(status_latency), "*": [0, 30]}, seed=7)
+            server.state.configure(
+                latency_ms={"issue_policy": issue_latency, "policy_status": list(status_latency), "*": [0, 30]}, seed=7
+            )
         _kick_pump()
         started = [clusters(name, workers=workers, extra_env=(cluster_env or {}).get(name)) for name in ("a", "b")]
         return Scenario(sandbox=sandbox, clusters=started, agents=agents, report=Report(f"chaos-{request.node.name}"))
