@@ -140,7 +140,7 @@ class World:
     ) -> None:
         """Sandbox insurers back to their start (faults, buckets, counts), the platform's shared
         rate and budget state and caches cleared: every scenario starts from the same place."""
-        from integrations.adapters.cinar import clear_token_cache
+        from integrations.adapters.registry import forget_process_state
         from integrations.models import RetryBudgetBucket, RetryBudgetState, SendRateState
         from integrations.retry_policies import clear_policy_cache
 
@@ -150,7 +150,7 @@ class World:
         SendRateState.objects.all().delete()
         RetryBudgetBucket.objects.all().delete()
         RetryBudgetState.objects.all().delete()
-        clear_token_cache()
+        forget_process_state()
         clear_policy_cache()
         _reset_shared_state()
 

@@ -2,10 +2,10 @@
 
 Standard library only (plus ``defusedxml`` for reading SOAP). See ``sandbox/README.md``.
 Importing this package registers every sandbox insurer (``sandbox.registry``): a new insurer
-is one module decorated with ``@register`` and one import below.
+is one module in ``sandbox/insurers/``, decorated with ``@register``, found there by itself.
 """
 
-from . import anka, bogazici, cinar, deniz  # noqa: F401  (registers them)
+from . import insurers  # noqa: F401  (registers every module in sandbox/insurers/)
 from .core import DEFAULT_CONFIG, SandboxState
 from .domain import building_id_for
 from .registry import DEFAULT_ACCOUNTS, insurer_class, realistic_config, register, registered_codes

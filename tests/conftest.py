@@ -49,13 +49,13 @@ def sandbox_servers() -> Iterator[dict]:
 @pytest.fixture
 def sandbox(sandbox_servers: dict) -> Iterator[dict]:
     """The sandbox insurers with faults, counts and stored quotes cleared for this test."""
-    from integrations.adapters.cinar import clear_token_cache
+    from integrations.adapters.registry import forget_process_state
 
     for server in sandbox_servers.values():
         server.state.reset()
     # A reset sandbox has forgotten every token it issued; forget them here too, so each test
     # starts from the same place (the refresh path itself is tested in the Çınar tests).
-    clear_token_cache()
+    forget_process_state()
     yield sandbox_servers
     for server in sandbox_servers.values():
         server.state.reset()

@@ -227,6 +227,30 @@ def test_the_sandbox_imports_no_product_code():
     assert not violations, _report(violations)
 
 
+def _insurer_room(dotted: str, root: str) -> str | None:
+    """`integrations.insurers.anka.adapter` -> `anka` (for root `integrations.insurers`)."""
+    prefix = root + "."
+    return dotted[len(prefix) :].split(".")[0] if dotted.startswith(prefix) else None
+
+
+@pytest.mark.parametrize(
+    ("package", "root"), [("integrations", "integrations.insurers"), ("sandbox", "sandbox.insurers")]
+)
+def test_an_insurer_is_a_room_nothing_else_enters(package, root):
+    """Only an insurer's own package (or module) imports it, and only the discovery in `root`'s
+    `__init__` loads them all: no shared code names one insurer, so a new insurer is its
+    package and its sandbox module, nothing else edited. Whatever an insurer keeps for itself
+    (Çınar's token cache) is reached through the registry (`forget_process_state`)."""
+    violations = []
+    for found in package_imports(package):
+        target_room = _insurer_room(found.target, root)
+        if target_room is None or found.module == root:
+            continue
+        if _insurer_room(found.module, root) != target_room:
+            violations.append(found)
+    assert not violations, _report(violations)
+
+
 def test_every_project_app_has_a_layer():
     """A new app must be placed in a layer here before it is installed, or its imports go unchecked."""
     project_apps = {

@@ -1,4 +1,8 @@
-"""Importing this package registers every insurer adapter."""
+"""The common interface of insurer adapters (`base`) and their registry (`registry`).
 
-from integrations.adapters import anka, bogazici, cinar, deniz  # noqa: F401
+Importing this package registers every shipped adapter: each insurer is a package of its own
+under `integrations/insurers/`, found there, never listed here.
+"""
+
+import integrations.insurers  # noqa: F401  (registers every insurer's adapter)
 from integrations.adapters.registry import adapter_class, registered_codes  # noqa: F401

@@ -210,6 +210,12 @@ class InsurerAdapter(ABC):
     # out the settling time and is a budgeted retry. Every adapter must say (the registry checks).
     issuance_deduplicated: ClassVar[bool]
 
+    @classmethod
+    def forget_process_state(cls) -> None:
+        """Drop what this process keeps between calls to the insurer (a cached token): after a
+        sandbox reset or a rotated secret. Most insurers keep nothing."""
+        return None
+
     def __init__(self, *, channel: Channel, credentials: Mapping[str, str]) -> None:
         missing = [f for f in self.credential_fields if not credentials.get(f)]
         if missing:

@@ -26,3 +26,10 @@ def adapter_class(code: str) -> type[InsurerAdapter]:
 
 def registered_codes() -> list[str]:
     return sorted(_registry)
+
+
+def forget_process_state() -> None:
+    """Every adapter drops what it keeps between calls (tests and benchmarks reset the sandbox,
+    which forgets the tokens it gave out), so no caller names the insurer that keeps something."""
+    for registered in _registry.values():
+        registered.forget_process_state()

@@ -71,9 +71,9 @@ class CancellationSearch(RuleBasedStateMachine):
         for server in self.env.sandbox.values():
             server.state.reset()
             server.state.configure(issuance_processing_seconds=0.05)
-        from integrations.adapters.cinar import clear_token_cache
+        from integrations.adapters.registry import forget_process_state
 
-        clear_token_cache()
+        forget_process_state()
         for model in (RetryBudgetBucket, RetryBudgetState, SendRateState):
             model.objects.all().delete()
         from integrations.models import Insurer, OperationPolicy

@@ -1,7 +1,7 @@
 """Ege Sigorta (test): a fifth insurer that exists only in the tests.
 
-The proof that a new insurer is "one adapter module, one sandbox module, its test profiles" and
-nothing else (docs/adding-an-insurer.md): `tests/conftest.py` imports this package, which
+The proof that a new insurer is its adapter package (adapter, answer samples) and its sandbox
+module, and nothing else edited (docs/adding-an-insurer.md): `tests/conftest.py` imports this package, which
 registers the adapter (`adapter.py`, in `integrations.adapters.registry`) and the sandbox
 insurer (`sandbox.py`, in `sandbox.registry`) before any test module is collected. Every test
 parametrised over `registered_codes()`, the `sandbox` fixture's servers and the seeded accounts

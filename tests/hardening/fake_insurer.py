@@ -9,10 +9,13 @@ status, headers and body bytes. Everything above the socket is the production co
 from __future__ import annotations
 
 import io
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, TypeVar
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -22,10 +25,11 @@ from urllib3.util import Url
 from integrations.adapters.base import InsurerAdapter
 from integrations.adapters.registry import adapter_class
 from integrations.attempts.recording import BufferedRecorder
-from integrations.calling.channel import CallContext, Channel
+from integrations.calling.channel import Call, CallContext, Channel, Reply
 from sandbox import DEFAULT_ACCOUNTS
 
 BASE_URL = "http://insurer.test"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -110,15 +114,69 @@ def fake_session(transport: FakeInsurerTransport) -> requests.Session:
     return session
 
 
+class VirtualClock:
+    """Time that moves only when the code under test exchanges (a fixed step) or sleeps.
+
+    How many times an adapter polls before its deadline then depends on the answers alone, never
+    on how busy the machine is: hypothesis must see the same draws for the same choices, and a
+    poll's pause costs no wall-clock time.
+    """
+
+    def __init__(self, deadline_seconds: float, *, exchange_seconds: float = 0.01) -> None:
+        self.now = 0.0
+        self.deadline_at = deadline_seconds
+        self.exchange_seconds = exchange_seconds
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += max(0.0, seconds)
+
+    def remaining(self) -> float:
+        return self.deadline_at - self.now
+
+
+class _ClockedChannel(Channel):
+    """A real `Channel` whose deadline is read from a `VirtualClock`."""
+
+    clock: VirtualClock
+
+    def remaining(self) -> float | None:
+        return self.clock.remaining()
+
+    def exchange(self, call: Call, read: Callable[[Reply], T]) -> T:
+        self.clock.sleep(self.clock.exchange_seconds)
+        return super().exchange(call, read)
+
+
+@contextmanager
+def adapter_sleeps_on(clock: VirtualClock, adapter: InsurerAdapter) -> Iterator[None]:
+    """The adapter's module sleeps and reads the time on `clock` while the block runs."""
+    module = sys.modules[type(adapter).__module__]
+    if getattr(module, "time", None) is not time:
+        yield
+        return
+    module.time = SimpleNamespace(sleep=clock.sleep, monotonic=clock.monotonic)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        module.time = time  # type: ignore[attr-defined]
+
+
 def adapter_over(
     insurer_code: str,
     transport: FakeInsurerTransport,
     *,
     operation: str = "trafik_quote",
     deadline_seconds: float | None = None,
+    clock: VirtualClock | None = None,
     recorder: BufferedRecorder | None = None,
 ) -> tuple[InsurerAdapter, BufferedRecorder]:
-    """The real adapter on a real `Channel`, talking to the fake insurer; returns it and its recorder."""
+    """The real adapter on a real `Channel`, talking to the fake insurer; returns it and its recorder.
+
+    With `clock`, the deadline is the clock's (see `VirtualClock`) and `deadline_seconds` is unused.
+    """
     cls = adapter_class(insurer_code)
     recorder = recorder if recorder is not None else BufferedRecorder()
     context = CallContext(
@@ -129,12 +187,14 @@ def adapter_over(
         deadline_at=None if deadline_seconds is None else time.monotonic() + deadline_seconds,
         attempt_timeout=5.0,
     )
-    channel = Channel(
+    channel = (Channel if clock is None else _ClockedChannel)(
         base_url=BASE_URL,
         context=context,
         recorder=recorder,
         error_table=cls.error_table,
         session=fake_session(transport),
     )
+    if isinstance(channel, _ClockedChannel) and clock is not None:
+        channel.clock = clock
     credentials = DEFAULT_ACCOUNTS[insurer_code][0]["credentials"]
     return cls(channel=channel, credentials=credentials), recorder

@@ -11,31 +11,38 @@ exactly one row per request the insurer received.
 from __future__ import annotations
 
 import gzip
+import importlib
+import io
 import json
 import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from types import ModuleType
 from typing import Any
-from xml.sax.saxutils import escape
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from requests.structures import CaseInsensitiveDict
 from stdnum.tr import vkn
+from urllib3 import HTTPResponse
 
 from insurehub.masking import raw_sample
-from integrations.adapters.bogazici import BS_NS, SOAP_NS
-from integrations.adapters.cinar import clear_token_cache
-from integrations.adapters.registry import registered_codes
+from integrations.adapters.registry import adapter_class, forget_process_state, registered_codes
 from integrations.answers.results import Address, Policy, PolicyStatus, Quote
 from integrations.answers.taxonomy import KIND_CLASS, ErrorClass, ErrorKind, InsurerError
 from integrations.attempts.recording import MAX_RAW_SAMPLE
 from integrations.calling.channel import Reply
 from tests import samples
-from tests.hardening.fake_insurer import Answer, FakeInsurerTransport, adapter_over
+from tests.hardening.fake_insurer import (
+    Answer,
+    FakeInsurerTransport,
+    VirtualClock,
+    adapter_over,
+    adapter_sleeps_on,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -136,137 +143,36 @@ BROKEN_FIELD: dict[str, st.SearchStrategy] = {
     **dict.fromkeys(["expires_in", "retry_after_seconds", "TekrarDenemeSn"], st.one_of(st.just(-1), json_values)),
 }
 
-# One valid answer per kind, in each insurer's own words (CONTRACTS.md); the fuzz breaks a few fields.
-ANKA: dict[str, dict[str, Any]] = {
-    "quote": {"quote_no": "AK-T-1", "premium": "1234.50", "currency": "TRY", "valid_until": "2030-01-01T00:00:00Z"},
-    "address": {"uavt_code": "1234567890", "address": "Moda Cad. 1", "building_id": "B-1"},
-    "policy": {"policy_no": "AK-P-1", "status": "ACTIVE"},
-    "error": {"error": {"code": "VALIDATION", "message": "KimlikNo 10000000146 geçersiz", "field": "owner_id"}},
-}
-CINAR_DATA = {
-    "quote": {"teklif_no": "CN-T-1", "prim": "1234.50", "para_birimi": "TRY", "gecerlilik": "2030-01-01T00:00:00Z"},
-    "address": {"uavt_kodu": "1234567890", "adres": "Moda Cad. 1", "bina_no": "B-1"},
-    "policy": {"police_no": "CN-P-1", "durum": "AKTIF"},
-}
-CINAR = {
-    "token": {"access_token": "tok-1", "expires_in": 300},
-    **{kind: {"success": True, "data": data} for kind, data in CINAR_DATA.items()},
-    "error": {"success": False, "errorCode": "VAL_KIMLIK", "message": "kimlik_no 17291716060 hatalı", "data": {}},
-    "duplicate": {"success": False, "errorCode": "BIZ_DUPLICATE_REQUEST", "data": {"police_no": "CN-P-1"}},
-    "maintenance": {"success": False, "errorCode": "SYS_MAINTENANCE", "data": {"retry_after_seconds": 2}},
-}
-DENIZ_STATE = {"request_id": "DZ-R-1", "status": "ISSUED", "policy_no": "DZ-P-1"}
-DENIZ: dict[str, dict[str, Any]] = {
-    "quote": {
-        "quote_id": "DZ-Q-1",
-        "gross_premium": {"amount": "1234.50", "currency": "TRY"},
-        "expires_at": "2030-01-01T00:00:00Z",
-    },
-    "address": {"uavt_code": "1234567890", "line": "Moda Cad. 1", "building_ref": "B-1"},
-    "policy": {"policy_no": "DZ-P-1", "state": "IN_FORCE"},
-    "request": DENIZ_STATE,
-    "lookup": {"items": [DENIZ_STATE]},
-    "error": {"code": "INVALID_REQUEST", "detail": "owner 10000000146 declined"},
-    "duplicate": {"code": "DUPLICATE_REFERENCE", "request_id": "DZ-R-1"},
-}
-BOGAZICI = {
-    "quote": {
-        "Basarili": "true",
-        "TeklifNo": "BG-T-1",
-        "BrutPrim": "1234.50",
-        "ParaBirimi": "TRY",
-        "GecerlilikTarihi": "2030-01-01T00:00:00Z",
-        "SigortaBedeli": "500000.00",
-    },
-    "address": {"Basarili": "true", "UavtKodu": "1234567890", "AcikAdres": "Moda Cad. 1", "BinaNo": "B-1"},
-    "policy": {"Basarili": "true", "PoliceNo": "BG-P-1", "Durum": "YURURLUKTE"},
-    "error": {
-        "Basarili": "false",
-        "HataKodu": "BS-110",
-        "HataMesaji": "KimlikNo 10000000146 hatalı",
-        "TekrarDenemeSn": "3",
-    },
-}
-
-# The fifth, test-only insurer (tests/fifth_insurer).
-EGE: dict[str, dict[str, Any]] = {
-    "quote": {
-        "ref": "EG-T-1",
-        "premium": "1234.50",
-        "currency": "TRY",
-        "expires": "2030-01-01T00:00:00Z",
-        "covers": [{"code": "KISI_BEDENI", "title": "Kişi bedeni", "limit": "2700000.00"}],
-        "plans": [{"n": 1, "total": "1234.50"}],
-    },
-    "address": {"uavt": "1234567890", "text": "Moda Cad. 1", "building": "B-1"},
-    "policy": {"policy": {"no": "EG-P-1", "state": "LIVE", "from": "2030-01-01", "to": "2031-01-01"}},
-    "error": {"fault": {"id": "E_INPUT", "text": "owner_id 10000000146 geçersiz", "field": "owner_id"}},
-}
-
-
-def _anka_kinds(request: Any) -> list[str]:
-    path = request.path_url
-    return ["address" if "/addresses/" in path else "policy" if "/policies" in path else "quote", "error"]
-
-
-def _bogazici_kinds(request: Any) -> list[str]:
-    operation = soap_operation_of(request) or ""
-    return ["address" if "Adres" in operation else "policy" if "Police" in operation else "quote", "error"]
-
-
-def _cinar_kinds(request: Any) -> list[str]:
-    path = request.path_url
-    kind = (
-        "token"
-        if path.endswith("/token")
-        else "address"
-        if "dask-adres" in path
-        else "policy"
-        if "police" in path
-        else "quote"
-    )
-    return [kind, "error", "duplicate", "maintenance"]
-
-
-def _deniz_kinds(request: Any) -> list[str]:
-    path = request.path_url
-    if path.startswith("/policy-requests?"):
-        return ["lookup", "error"]
-    if path.startswith("/policy-requests"):
-        return ["request", "error", "duplicate"]
-    return ["address" if "/addresses/" in path else "policy" if "/policies/" in path else "quote", "error"]
-
-
-def _ege_kinds(request: Any) -> list[str]:
-    path = request.path_url
-    return ["address" if "/addresses/" in path else "policy" if "/policies" in path else "quote", "error"]
-
 
 @dataclass(frozen=True)
 class AnswerProfile:
     """How one insurer answers, for the fuzz: the kinds of answer a request can get (its success
-    first) and one valid body per kind, which the fuzz then breaks; SOAP insurers' bodies are
-    wrapped in an envelope."""
+    first) and one valid body per kind, which the fuzz then breaks. A SOAP insurer's samples also
+    say how to write its envelope and which operation a request asked (`soap_envelope`,
+    `soap_operation`)."""
 
     kinds: Callable[[Any], list[str]]
     templates: dict[str, dict[str, Any]]
-    soap: bool = False
+    samples: ModuleType
+
+    @property
+    def soap(self) -> bool:
+        return hasattr(self.samples, "soap_envelope")
 
 
-# One per registered insurer: a new insurer fails `test_every_registered_insurer_has_an_answer_profile`
-# (and every fuzz test) until it gets one, rather than going unfuzzed.
-ANSWER_PROFILES: dict[str, AnswerProfile] = {
-    "anka": AnswerProfile(_anka_kinds, ANKA),
-    "bogazici": AnswerProfile(_bogazici_kinds, BOGAZICI, soap=True),
-    "cinar": AnswerProfile(_cinar_kinds, CINAR),
-    "deniz": AnswerProfile(_deniz_kinds, DENIZ),
-    "ege": AnswerProfile(_ege_kinds, EGE),
-}
+def answer_profile(insurer_code: str) -> AnswerProfile:
+    """The insurer's `answer_samples` module, found beside its adapter (its package), so that a
+    new insurer brings its samples in its own package and nothing here lists the insurers. An
+    insurer without one fails `test_every_registered_insurer_has_answer_samples` (and every
+    fuzz test) rather than going unfuzzed."""
+    package = adapter_class(insurer_code).__module__.rpartition(".")[0]
+    samples = importlib.import_module(f"{package}.answer_samples")
+    return AnswerProfile(kinds=samples.kinds, templates=samples.SAMPLES, samples=samples)
 
 
 def answer_kinds(insurer_code: str, request: Any) -> list[str]:
     """The answer kinds this request can get, so most fuzzed answers reach deep into the reading."""
-    return ANSWER_PROFILES[insurer_code].kinds(request)
+    return answer_profile(insurer_code).kinds(request)
 
 
 @st.composite
@@ -291,39 +197,22 @@ def broken(draw: st.DrawFn, valid: Any, depth: int = 0) -> Any:
     return body
 
 
-def soap_envelope_of(operation: str, result: dict[str, Any], *, fault: tuple[str, str] | None, raw: bool) -> bytes:
-    def element(name: str, value: Any) -> str:
-        text = "" if value is None else str(value)
-        # Mostly escaped; sometimes raw, so `<` and `&` break the XML as a careless server would.
-        return f"<b:{name}>{text if raw else escape(text)}</b:{name}>"
-
-    if fault is not None:
-        code, text = escape(fault[0]), escape(fault[1])
-        body = f"<soap:Fault><faultcode>{code}</faultcode><faultstring>{text}</faultstring></soap:Fault>"
-    else:
-        children = "".join(element(name, value) for name, value in result.items())
-        body = f"<b:{operation}Response><b:IslemSonuc>{children}</b:IslemSonuc></b:{operation}Response>"
-    return (
-        f'<soap:Envelope xmlns:soap="{SOAP_NS}" xmlns:b="{BS_NS}"><soap:Body>{body}</soap:Body></soap:Envelope>'
-    ).encode()
-
-
 @st.composite
 def shaped_body(draw: st.DrawFn, insurer_code: str, request: Any, *, success_only: bool = False) -> bytes:
     """The insurer's own answer shape for this request (its success, mostly), with a few parts broken."""
     kinds = answer_kinds(insurer_code, request)
     kind = kinds[0] if success_only or draw(st.integers(0, 9)) < 6 else draw(st.sampled_from(kinds))
-    profile = ANSWER_PROFILES[insurer_code]
+    profile = answer_profile(insurer_code)
     if profile.soap:
         result = draw(broken(profile.templates[kind]))
-        operation = soap_operation_of(request) or "TrafikTeklif"
+        operation = profile.samples.soap_operation(request) or profile.samples.DEFAULT_OPERATION
         if not success_only and draw(st.integers(0, 9)) == 0:
             operation = "BaskaIslem"
         fault = None
         if not success_only and draw(st.integers(0, 6)) == 0:
             fault = (draw(st.sampled_from(["soap:Server", "soap:Client.Auth", "x:Server", "Server", ""])), "hata")
         raw = not success_only and draw(st.integers(0, 4)) == 0
-        return soap_envelope_of(operation, result, fault=fault, raw=raw)
+        return profile.samples.soap_envelope(operation, result, fault=fault, raw=raw)
     return json.dumps(draw(broken(profile.templates[kind])), allow_nan=True).encode()
 
 
@@ -400,11 +289,6 @@ def success_answers(draw: st.DrawFn, insurer_code: str, request: Any) -> Answer:
     return Answer(status=200, headers={"Content-Type": "application/json"}, body=body)
 
 
-def soap_operation_of(request: Any) -> str | None:
-    match = re.search(r"urn:bogazici:(\w+)", request.headers.get("SOAPAction", ""))
-    return match.group(1) if match else None
-
-
 # --- invariants -----------------------------------------------------------------------------------
 
 
@@ -449,12 +333,16 @@ PREMIUM_LIMIT = Decimal(10) ** (12 - 2)  # DecimalField(max_digits=12, decimal_p
 NOT_TEXT = re.compile(r"None|True|False|[\[{].*")
 
 
-def assert_fits_storage(result: Any) -> None:
-    """A success holds the insurer's own text, sized for our columns: never `str(None)` or `str({...})`."""
+def assert_fits_storage(result: Any, *, literal_text: bool = False) -> None:
+    """A success holds the insurer's own text, sized for our columns: never `str(None)` or `str({...})`.
+
+    `literal_text`: the insurer's answers are text all through (XML), so an element that reads
+    `[]` or `True` is what the insurer wrote, not a JSON value we turned into text."""
 
     def text(value: str, max_length: int) -> None:
         assert isinstance(value, str) and 0 < len(value) <= max_length, value
-        assert not NOT_TEXT.fullmatch(value), f"{value!r} is a JSON null/bool/container turned into text"
+        if not literal_text:
+            assert not NOT_TEXT.fullmatch(value), f"{value!r} is a JSON null/bool/container turned into text"
 
     if isinstance(result, Quote):
         text(result.quote_no, 64)
@@ -489,13 +377,12 @@ def assert_error_in_taxonomy(error: InsurerError, transport: FakeInsurerTranspor
 
 
 def _decoded(answer: Answer) -> bytes:
-    body = answer.body
-    encoding = answer.headers.get("Content-Encoding")
-    if encoding == "gzip":
-        body = gzip.decompress(body)
-    elif encoding == "deflate":
-        body = zlib.decompress(body)
-    return body
+    """The body as urllib3 decodes it on a real connection: a truncated gzip stream (a lying
+    `Content-Encoding` on a body too short to be anything) decodes to what was there, not an error."""
+    response = HTTPResponse(
+        body=io.BytesIO(answer.body), headers=dict(answer.headers), preload_content=False, decode_content=True
+    )
+    return response.read()
 
 
 def assert_one_record_per_exchange(transport: FakeInsurerTransport, records: list) -> None:
@@ -513,9 +400,13 @@ def assert_one_record_per_exchange(transport: FakeInsurerTransport, records: lis
 # --- the properties -------------------------------------------------------------------------------
 
 
-def test_every_registered_insurer_has_an_answer_profile():
-    """A new adapter is fuzzed like the others: it cannot join the registry without its answer shapes."""
-    assert sorted(ANSWER_PROFILES) == registered_codes()
+@pytest.mark.parametrize("insurer_code", INSURERS)
+def test_every_registered_insurer_has_answer_samples(insurer_code):
+    """A new adapter is fuzzed like the others: its package must bring its answer shapes (an
+    error's among them), or it cannot join the registry unfuzzed."""
+    profile = answer_profile(insurer_code)
+    assert profile.templates and all(isinstance(body, dict) for body in profile.templates.values())
+    assert "error" in profile.templates
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
@@ -524,12 +415,15 @@ def test_every_registered_insurer_has_an_answer_profile():
 @given(data=st.data())
 def test_any_answer_ends_in_a_result_or_a_taxonomy_error(insurer_code, operation, data):
     """Whatever the insurer says, only a typed result or an `InsurerError` comes out, one record per call."""
-    clear_token_cache()  # a Çınar token cached by an earlier example would change the exchanges
+    forget_process_state()  # a Çınar token cached by an earlier example would change the exchanges
     transport = FakeInsurerTransport(lambda request: data.draw(answers(insurer_code, request), label="answer"))
-    # Short deadline: Deniz polls a PROCESSING request at most once, so an example stays fast.
-    adapter, recorder = adapter_over(insurer_code, transport, operation=operation, deadline_seconds=0.6)
+    # Deniz polls a PROCESSING request a few times within 3 s of virtual time: no wall-clock pause,
+    # and the number of polls (so of draws) depends on the answers only.
+    clock = VirtualClock(3.0)
+    adapter, recorder = adapter_over(insurer_code, transport, operation=operation, clock=clock)
     try:
-        result = run_operation(adapter, operation)
+        with adapter_sleeps_on(clock, adapter):
+            result = run_operation(adapter, operation)
     except InsurerError as error:
         transport.raise_harness_error()
         assert_error_in_taxonomy(error, transport, recorder.records)
@@ -545,7 +439,7 @@ def test_any_answer_ends_in_a_result_or_a_taxonomy_error(insurer_code, operation
 @given(body=st.binary(min_size=1, max_size=400))
 def test_garbage_body_is_unknown_with_its_sample_kept(insurer_code, body):
     """Bytes that are no answer at all, on a 200, are `unknown` with the body kept as the sample."""
-    clear_token_cache()
+    forget_process_state()
     transport = FakeInsurerTransport(lambda request: Answer(200, {"Content-Type": "application/json"}, body))
     adapter, recorder = adapter_over(insurer_code, transport, operation="trafik_quote")
     text = body.decode("utf-8", errors="replace")
@@ -563,7 +457,7 @@ def test_garbage_body_is_unknown_with_its_sample_kept(insurer_code, body):
 @pytest.mark.parametrize("insurer_code", INSURERS)
 def test_answer_larger_than_the_cap_is_refused_unread(insurer_code):
     """A multi-megabyte answer is cut off at the cap: unknown, ambiguous, recorded once."""
-    clear_token_cache()
+    forget_process_state()
     transport = FakeInsurerTransport(lambda request: Answer(200, {}, b"[" * (3 * 1024 * 1024)))
     adapter, recorder = adapter_over(insurer_code, transport)
     with pytest.raises(InsurerError) as caught:
@@ -578,7 +472,7 @@ def test_answer_larger_than_the_cap_is_refused_unread(insurer_code):
 @given(data=st.data())
 def test_successful_answers_fit_what_the_platform_stores(insurer_code, data):
     """A quote read as a success holds text where text belongs, sized for the quote table."""
-    clear_token_cache()
+    forget_process_state()
     transport = FakeInsurerTransport(lambda request: data.draw(success_answers(insurer_code, request), label="answer"))
     adapter, _ = adapter_over(insurer_code, transport, operation="trafik_quote")
     try:
@@ -586,4 +480,4 @@ def test_successful_answers_fit_what_the_platform_stores(insurer_code, data):
     except InsurerError:
         transport.raise_harness_error()
         return
-    assert_fits_storage(result)
+    assert_fits_storage(result, literal_text=answer_profile(insurer_code).soap)

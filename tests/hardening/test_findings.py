@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from integrations.adapters.bogazici import BS_NS, SOAP_NS
-from integrations.adapters.cinar import clear_token_cache
+from integrations.adapters.registry import forget_process_state
 from integrations.answers.taxonomy import ErrorClass, InsurerError
+from integrations.insurers.bogazici.adapter import BS_NS, SOAP_NS
 from tests import samples
 from tests.hardening.fake_insurer import Answer, FakeInsurerTransport, adapter_over
 
@@ -87,7 +87,7 @@ def token_then(body: str) -> FakeInsurerTransport:
 )
 def test_quote_with_a_field_that_is_not_its_text_is_unknown(insurer_code, field, value):
     """A quote whose number or currency is null, an object or too long is an unknown answer, not a quote."""
-    clear_token_cache()
+    forget_process_state()
     adapter, _ = adapter_over(insurer_code, token_then(quote_answer_with(insurer_code, field, value)))
     # Today: Quote(quote_no='None' / currency='None' / currency='TRYL') comes back as a success.
     with pytest.raises(InsurerError) as caught:
@@ -98,7 +98,7 @@ def test_quote_with_a_field_that_is_not_its_text_is_unknown(insurer_code, field,
 @pytest.mark.parametrize("insurer_code", ["anka", "cinar", "deniz"])
 def test_premium_beyond_the_quote_column_is_unknown(insurer_code):
     """A premium of 10^10 TRY or more cannot be stored (max_digits=12): it is an unreadable answer."""
-    clear_token_cache()
+    forget_process_state()
     premium_field = {"anka": ("premium",), "cinar": ("data", "prim"), "deniz": ("gross_premium", "amount")}
     body = quote_answer_with(insurer_code, premium_field[insurer_code], "12345678901.00")
     adapter, _ = adapter_over(insurer_code, token_then(body))
@@ -108,7 +108,7 @@ def test_premium_beyond_the_quote_column_is_unknown(insurer_code):
 
 def test_token_with_a_line_break_records_no_call_that_was_never_sent():
     """Çınar's token lands in a header; a CR/LF in it stops the call before sending: no attempt row, not ambiguous."""
-    clear_token_cache()
+    forget_process_state()
     token = json.dumps({"access_token": "tok\r\nX-Evil: 1", "expires_in": 300}).encode()
     transport = FakeInsurerTransport(lambda request: Answer(200, {}, token))
     adapter, recorder = adapter_over("cinar", transport, operation="issue_policy")

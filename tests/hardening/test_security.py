@@ -26,7 +26,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
-from integrations.adapters.cinar import clear_token_cache
+from integrations.adapters.registry import forget_process_state
 from integrations.answers.taxonomy import ErrorClass, InsurerError
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from integrations.models import Attempt, InsurerAccount
@@ -379,7 +379,7 @@ def test_credentials_never_reach_logs_errors_or_attempt_rows(seeded_accounts, sa
     outcomes = []
     for account in seeded_accounts:
         code = account.insurer.code
-        clear_token_cache()
+        forget_process_state()
         endpoint = endpoint_for_account(account)
         outcomes.append(insurer_operation_run(endpoint=endpoint, operation="trafik_quote", data=samples.TRAFIK))
         fault = faults.get(code, {"fault": "html"})  # any other registered insurer: a gateway page
@@ -391,7 +391,7 @@ def test_credentials_never_reach_logs_errors_or_attempt_rows(seeded_accounts, sa
 
     for code, accounts in DEFAULT_ACCOUNTS.items():
         wrong = {k: f"{v}-wrong" for k, v in accounts[0]["credentials"].items()}
-        clear_token_cache()
+        forget_process_state()
         outcome = insurer_operation_run(
             endpoint=Endpoint(insurer_code=code, base_url=sandbox[code].base_url, credentials=wrong),
             operation="trafik_quote",
@@ -416,7 +416,7 @@ def test_credentials_never_reach_logs_errors_or_attempt_rows(seeded_accounts, sa
 def test_the_probe_prints_no_credentials(seeded_accounts, sandbox, capsys):
     """`manage.py insurer_call` prints its JSON outcome without the stored account's secrets."""
     for code in DEFAULT_ACCOUNTS:
-        clear_token_cache()
+        forget_process_state()
         try:
             call_command(
                 "insurer_call", code, "trafik_quote", "--data", json.dumps(samples.TRAFIK), "--agency", "ACENTE1"
@@ -438,7 +438,7 @@ def test_identity_numbers_are_masked_in_attempt_rows_and_logs_after_real_calls(s
     caplog.set_level(logging.DEBUG, logger="integrations")
     bad_identity = "12345678901"  # fails the TCKN checksum: every insurer refuses it in its own words
     for account in seeded_accounts:
-        clear_token_cache()
+        forget_process_state()
         endpoint = endpoint_for_account(account)
         for data in (samples.TRAFIK, {**samples.TRAFIK, "owner_id": bad_identity}):
             insurer_operation_run(endpoint=endpoint, operation="trafik_quote", data=data)

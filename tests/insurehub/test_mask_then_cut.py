@@ -25,13 +25,13 @@ from hypothesis import strategies as st
 from requests.structures import CaseInsensitiveDict
 
 from integrations.adapters import base as adapter_base
-from integrations.adapters import deniz
-from integrations.adapters.bogazici import BogaziciAdapter
 from integrations.answers import coverages
 from integrations.answers.results import Quote
 from integrations.answers.taxonomy import InsurerError, Refusal
 from integrations.attempts.recording import BufferedRecorder
 from integrations.calling.channel import Call, CallContext, Channel, Reply
+from integrations.insurers.bogazici.adapter import BogaziciAdapter
+from integrations.insurers.deniz import adapter as deniz
 from tests.insurehub.test_masking import identities, spaced, surviving_runs
 
 # The channel reads the admin's error mappings when it classifies a refusal.
@@ -58,7 +58,7 @@ ALLOWED_CUTS = {
     ("integrations/calling/channel.py", "text[:limit + _SCRUB_WINDOW]"): "scrubbed, then mask_and_cut",
     ("integrations/calling/channel.py", "text[:-size]"): "a credential's head dropped at the end",
     ("integrations/calling/calls.py", "value[-4:]"): "an API key's last four, to name an ad-hoc account",
-    ("integrations/adapters/bogazici.py", "reply.content[:256]"): "bytes sniffed for an HTML page, never kept",
+    ("integrations/insurers/bogazici/adapter.py", "reply.content[:256]"): "bytes sniffed for an HTML page, never kept",
     ("customers/erasure.py", "f'X{customer_pk:010d}'[-11:]"): "a placeholder made of a key, no input in it",
     ("quotes/services/comparison_pdf.py", "text[:limit - 1]"): "a name printed in a PDF cell, masked before",
     ("customers/views.py", "str(request.POST.get('q', ''))[:PICK_MAX_LENGTH]"): (

@@ -11,7 +11,7 @@ import pytest
 
 from integrations.adapters.registry import registered_codes as adapter_codes
 from sandbox import DEFAULT_ACCOUNTS, fixed_port_urls, insurer_class, register, registered_codes
-from sandbox.anka import Anka
+from sandbox.insurers.anka import Anka
 from sandbox.registry import unregister
 from tests.fifth_insurer import TEST_ONLY_CODES
 

@@ -14,8 +14,8 @@ import pytest
 import requests
 from defusedxml import DefusedXmlException
 
-from sandbox.bogazici import Bogazici
 from sandbox.domain import policy_pdf
+from sandbox.insurers.bogazici import Bogazici
 
 from .sandbox_wire import KASKO, OTHER_TCKN, TRAFIK, UAVT, VKN, YEAR, BogaziciClient, dask
 

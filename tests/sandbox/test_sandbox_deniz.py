@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from sandbox import domain
-from sandbox.deniz import Deniz
+from sandbox.insurers.deniz import Deniz
 
 from .sandbox_wire import KASKO, TRAFIK, UAVT, YEAR, DenizClient, dask
 

@@ -36,10 +36,10 @@ def test_option_prices_move_deterministically_with_each_option() -> None:
 
 def test_each_insurer_sells_its_own_subset_of_the_contracts_options() -> None:
     """The menus differ as insurers do: no 10 000 deductible, no 15-day car, only contracted shops."""
-    from sandbox.anka import Anka
-    from sandbox.bogazici import Bogazici
-    from sandbox.cinar import Cinar
-    from sandbox.deniz import Deniz
+    from sandbox.insurers.anka import Anka
+    from sandbox.insurers.bogazici import Bogazici
+    from sandbox.insurers.cinar import Cinar
+    from sandbox.insurers.deniz import Deniz
 
     assert 10000 not in Bogazici.kasko_menu.deductibles and 10000 in Anka.kasko_menu.deductibles
     assert 15 not in Cinar.kasko_menu.replacement_car_days

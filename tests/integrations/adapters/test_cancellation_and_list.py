@@ -237,9 +237,9 @@ def test_a_bad_range_is_a_validation_refusal_asked_once(sandbox, endpoint_for, c
 
 def test_both_operations_are_required_of_every_adapter():
     """Abstract in InsurerAdapter: a registered adapter has both, and one without cannot be built."""
-    from integrations.adapters.anka import AnkaAdapter
     from integrations.adapters.base import InsurerAdapter
     from integrations.adapters.registry import adapter_class
+    from integrations.insurers.anka.adapter import AnkaAdapter
 
     for code in CODES:
         assert not {"cancel_policy", "policy_list"} & set(adapter_class(code).__abstractmethods__), code

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from integrations.adapters import cinar
 from integrations.answers.results import Quote
 from integrations.answers.taxonomy import LOCAL_RATE_LIMIT, ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import Endpoint, insurer_operation_run, new_reference
 from integrations.calling.engine import IssuanceHistory
+from integrations.insurers.cinar import adapter as cinar
 from integrations.models import Attempt, RetryBudgetBucket, SendRateState
 from integrations.pacing.send_rate import SharedSendRate
 from integrations.pacing.shared_state import shared_state

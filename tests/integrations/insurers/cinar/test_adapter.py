@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from integrations.adapters import cinar
 from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.attempts.recording import BufferedRecorder
 from integrations.calling.calls import insurer_operation_run, new_reference
 from integrations.calling.channel import CallContext, Channel
+from integrations.insurers.cinar import adapter as cinar
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
 from sandbox import domain
-from sandbox.cinar import Cinar
+from sandbox.insurers.cinar import Cinar
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -644,7 +644,7 @@ def test_malformed_coverage_entries_are_skipped_not_the_quote(run, server, caplo
     good = run("kasko_quote", samples.KASKO).result.details["coverages"]
     server.state.add_faults([{"operation": "kasko_quote", "fault": "coverage_malformed"}])
 
-    with caplog.at_level(logging.WARNING, logger="integrations.adapters.cinar"):
+    with caplog.at_level(logging.WARNING, logger="integrations.insurers.cinar.adapter"):
         outcome = run("kasko_quote", samples.KASKO)
 
     assert outcome.ok, outcome.to_json()
@@ -667,7 +667,7 @@ def test_malformed_installments_are_skipped_not_the_quote(run, server, caplog):
     good = run("trafik_quote", samples.TRAFIK).result.details["installments"]
     server.state.add_faults([{"operation": "trafik_quote", "fault": "installment_malformed"}])
 
-    with caplog.at_level(logging.WARNING, logger="integrations.adapters.cinar"):
+    with caplog.at_level(logging.WARNING, logger="integrations.insurers.cinar.adapter"):
         outcome = run("trafik_quote", samples.TRAFIK)
 
     assert outcome.ok, outcome.to_json()

@@ -13,15 +13,15 @@ from typing import Any
 import defusedxml.ElementTree as safe_xml
 import pytest
 
-from integrations.adapters.bogazici import BS_NS, SOAP_NS, soap_envelope
 from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import insurer_operation_run
 from integrations.calling.engine import IssuanceHistory, Outcome
+from integrations.insurers.bogazici.adapter import BS_NS, SOAP_NS, soap_envelope
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from sandbox.bogazici import Bogazici
 from sandbox.domain import one_year_after, policy_pdf, today_in_turkiye
+from sandbox.insurers.bogazici import Bogazici
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -391,7 +391,7 @@ def test_malformed_coverage_is_skipped_and_the_quote_kept(
 ) -> None:
     """A Teminat without a Kod, or with a Limit that is no amount, is left out (logged); the price stands."""
     bogazici.state.add_faults([{"operation": "trafik_quote", "fault": "coverage_malformed"}])
-    with caplog.at_level(logging.WARNING, logger="integrations.adapters.bogazici"):
+    with caplog.at_level(logging.WARNING, logger="integrations.insurers.bogazici.adapter"):
         outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok and outcome.attempts == 1, outcome.to_json()
     assert [entry["code"] for entry in outcome.result_as(Quote).details["coverages"]] == [

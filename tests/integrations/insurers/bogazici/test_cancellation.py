@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox import bogazici as bogazici_sandbox
-
-from .cancellation_cases import CANCELLED, cancel, list_policies, seed
+from sandbox.insurers import bogazici as bogazici_sandbox
+from tests.integrations.adapters.cancellation_cases import CANCELLED, cancel, list_policies, seed
 
 pytestmark = pytest.mark.django_db
 POLICY = "BG-P-IPTAL-1"

@@ -105,11 +105,11 @@ def test_malformed_coverage_entries_are_skipped_not_the_quote(endpoint_for, sand
     """Entries without a code, with a limit that is no amount, or not an entry at all are dropped
     with a warning each; the quote and its readable covers stand, in one attempt."""
     sandbox["anka"].state.add_faults([{"operation": "trafik_quote", "fault": "broken_coverages"}])
-    with caplog.at_level(logging.WARNING, logger="integrations.adapters.anka"):
+    with caplog.at_level(logging.WARNING, logger="integrations.insurers.anka.adapter"):
         outcome = run(endpoint_for, "trafik_quote", samples.TRAFIK)
     assert outcome.ok and outcome.attempts == 1 and outcome.result.premium > 0
     assert [c["code"] for c in outcome.result.details["coverages"]] == ["bodily_injury", "medical", "property_damage"]
-    skipped = [r for r in caplog.records if r.name == "integrations.adapters.anka" and r.levelname == "WARNING"]
+    skipped = [r for r in caplog.records if r.name == "integrations.insurers.anka.adapter" and r.levelname == "WARNING"]
     assert len(skipped) == 5
 
 

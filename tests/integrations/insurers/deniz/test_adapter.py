@@ -11,7 +11,6 @@ from decimal import Decimal
 
 import pytest
 
-from integrations.adapters.deniz import ERROR_TABLE, DenizAdapter
 from integrations.answers.coverages import COVERAGE_NAMES_TR
 from integrations.answers.results import Address, Document, Policy, PolicyStatus, Quote
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
@@ -19,10 +18,11 @@ from integrations.attempts.recording import BufferedRecorder
 from integrations.calling.calls import insurer_operation_run, new_reference
 from integrations.calling.channel import CallContext, Channel
 from integrations.calling.engine import IssuanceHistory
+from integrations.insurers.deniz.adapter import ERROR_TABLE, DenizAdapter
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from sandbox import deniz as deniz_sandbox
 from sandbox import domain
+from sandbox.insurers import deniz as deniz_sandbox
 from tests import samples
 
 pytestmark = pytest.mark.django_db
@@ -567,7 +567,7 @@ def test_quote_keeps_the_installment_plans(run):
 def test_unreadable_coverage_and_installment_entries_are_skipped_not_the_quote(run, deniz, caplog):
     """Entries without a code, with a word for a limit, in EUR, or not objects: skipped and logged."""
     deniz.state.add_faults([{"operation": "trafik_quote", "fault": "broken_coverages"}])
-    with caplog.at_level(logging.WARNING, logger="integrations.adapters.deniz"):
+    with caplog.at_level(logging.WARNING, logger="integrations.insurers.deniz.adapter"):
         outcome = run("trafik_quote", samples.TRAFIK)
     assert outcome.ok, outcome.to_json()
     assert [c["code"] for c in outcome.result.details["coverages"]] == list(domain.TRAFIK_LIMITS)

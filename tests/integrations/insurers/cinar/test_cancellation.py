@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox import cinar as cinar_sandbox
-
-from .cancellation_cases import CANCELLED, cancel, list_policies, seed
+from sandbox.insurers import cinar as cinar_sandbox
+from tests.integrations.adapters.cancellation_cases import CANCELLED, cancel, list_policies, seed
 
 pytestmark = pytest.mark.django_db
 POLICY = "CN-P-IPTAL-1"

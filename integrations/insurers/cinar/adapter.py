@@ -454,6 +454,10 @@ class CinarAdapter(InsurerAdapter):
     error_table = ERROR_TABLE
     issuance_deduplicated = True
 
+    @classmethod
+    def forget_process_state(cls) -> None:
+        clear_token_cache()
+
     @property
     def _token_key(self) -> tuple[str, str]:
         return (self.channel.base_url, self.credentials["client_id"])

@@ -6,9 +6,8 @@ import pytest
 
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from sandbox import deniz as deniz_sandbox
-
-from .cancellation_cases import CANCELLED, cancel, list_policies, seed
+from sandbox.insurers import deniz as deniz_sandbox
+from tests.integrations.adapters.cancellation_cases import CANCELLED, cancel, list_policies, seed
 
 pytestmark = pytest.mark.django_db
 POLICY = "DZ-P-IPTAL-1"

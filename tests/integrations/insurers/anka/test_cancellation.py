@@ -6,9 +6,8 @@ import pytest
 
 from integrations.answers.taxonomy import plain_message
 from integrations.models import Attempt
-from sandbox import anka as anka_sandbox
-
-from .cancellation_cases import CANCELLED, cancel, list_policies, seed
+from sandbox.insurers import anka as anka_sandbox
+from tests.integrations.adapters.cancellation_cases import CANCELLED, cancel, list_policies, seed
 
 pytestmark = pytest.mark.django_db
 POLICY = "AK-P-IPTAL-1"
