@@ -419,7 +419,7 @@ class DenizAdapter(InsurerAdapter):
         self, call: Call, state: S, read: Callable[..., S], *, done: Callable[[S], bool], subject: str
     ) -> S:
         """The one poll loop, for policy requests and cancellations alike: poll with `call` until
-        `done` (REJECTED is raised while reading). Any other failed poll changes nothing: we keep
+        `done` (a REJECTED status is raised while reading). Any other failed poll changes nothing: we keep
         asking, waiting at least what Deniz signalled; with no time left for another poll, the
         attempt ends ambiguous (`_still_processing`), never as a "no"."""
         interval = POLL_FIRST_INTERVAL
@@ -430,7 +430,9 @@ class DenizAdapter(InsurerAdapter):
             try:
                 state = self.channel.exchange(call, partial(read, interval=interval))
             except InsurerError as error:
-                if error.provider_code == REJECTED:
+                if error.settles_issuance:
+                    # Deniz's verdict, read from a poll's status. An error body that merely
+                    # carries the word (not a code of Deniz's) answers the poll, not the request.
                     raise
                 signalled = self._next_pause(interval, error.wait)
                 if signalled is None:
