@@ -140,7 +140,9 @@ class VirtualClock:
 class _ClockedChannel(Channel):
     """A real `Channel` whose deadline is read from a `VirtualClock`."""
 
-    clock: VirtualClock
+    def __init__(self, *, clock: VirtualClock, **channel: Any) -> None:
+        super().__init__(**channel)
+        self.clock = clock
 
     def remaining(self) -> float | None:
         return self.clock.remaining()
@@ -187,14 +189,13 @@ def adapter_over(
         deadline_at=None if deadline_seconds is None else time.monotonic() + deadline_seconds,
         attempt_timeout=5.0,
     )
-    channel = (Channel if clock is None else _ClockedChannel)(
+    wiring: dict[str, Any] = dict(
         base_url=BASE_URL,
         context=context,
         recorder=recorder,
         error_table=cls.error_table,
         session=fake_session(transport),
     )
-    if isinstance(channel, _ClockedChannel) and clock is not None:
-        channel.clock = clock
+    channel = Channel(**wiring) if clock is None else _ClockedChannel(clock=clock, **wiring)
     credentials = DEFAULT_ACCOUNTS[insurer_code][0]["credentials"]
     return cls(channel=channel, credentials=credentials), recorder
