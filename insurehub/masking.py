@@ -18,6 +18,10 @@ What is masked, precisely:
   `<UavtKodu>`, an `/addresses/` path) is never masked, even the tenth that passes the VKN
   checksum: an address code is not personal data.
 - Longer digit runs (quote and policy numbers) are left alone.
+- What the caller names as a reference (`keep`: an insurer's policy or quote number the text
+  quotes) is left as it is, whatever digits it holds: "AK-P-3B4310-000094" holds a valid VKN
+  (`4310-000094`) by chance, and an insurer's reference is not personal data. Only text the
+  platform composed from its own fields names them; an insurer's free text never does.
 - Where text is cut (`mask_and_cut`), it is masked *before* the cut, so a cut never leaves the
   nine leading digits of a TCKN (the last two are checksums: nine are enough to rebuild it).
   A number of 6 to 11 digits left touching the cut is masked whole as well: it may be the start
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterable
 
 from stdnum.tr import tckimlik, vkn
 
@@ -81,7 +86,7 @@ def mask_identity(value: object) -> str:
     return text[:3] + "*" * (len(text) - 5) + text[-2:]
 
 
-def mask_identities_in_text(text: object) -> str:
+def mask_identities_in_text(text: object, *, keep: Iterable[str] = ()) -> str:
     """Raw insurer answers and log lines echo identity numbers in every shape (JSON, SOAP,
     query strings, spaced out for reading); what counts as one is in the module docstring."""
     if text is None:
@@ -90,10 +95,18 @@ def mask_identities_in_text(text: object) -> str:
         text = str(text)
     if not _DIGIT_RE.search(text):
         return text
-    return _NUMBER_RE.sub(_mask_number, text)
+    spans = _kept_spans(text, keep)
+    if not spans:
+        return _NUMBER_RE.sub(_mask_number, text)
+    parts, position = [], 0
+    for start, end in spans:
+        parts += [_NUMBER_RE.sub(_mask_number, text[position:start]), text[start:end]]
+        position = end
+    parts.append(_NUMBER_RE.sub(_mask_number, text[position:]))
+    return "".join(parts)
 
 
-def mask_and_cut(text: object, limit: int) -> str:
+def mask_and_cut(text: object, limit: int, *, keep: Iterable[str] = ()) -> str:
     """Mask, then cut to `limit` characters: cutting first could leave nine digits of a TCKN
     that no longer look like one."""
     if text is None:
@@ -101,9 +114,17 @@ def mask_and_cut(text: object, limit: int) -> str:
     if not isinstance(text, str):
         text = str(text)
     limit = max(int(limit), 0)
+    keep = tuple(keep)
     if len(text) <= limit:
-        return mask_identities_in_text(text)
-    return _mask_edge_number(mask_identities_in_text(text[: limit + _CUT_MARGIN])[:limit])
+        return mask_identities_in_text(text, keep=keep)
+    if not keep:
+        return _mask_edge_number(mask_identities_in_text(text[: limit + _CUT_MARGIN])[:limit])
+    # Masked whole, so a reference the margin would cut in two is still seen as one; masking
+    # keeps every character's place, so the references' spans hold in the masked text.
+    cut = mask_identities_in_text(text, keep=keep)[:limit]
+    if any(start < limit <= end for start, end in _kept_spans(text, keep)):
+        return cut  # the cut ends in a reference: the digits it leaves are the reference's
+    return _mask_edge_number(cut)
 
 
 def decode_body(content: bytes, charset: str | None = None) -> str:
@@ -188,6 +209,16 @@ _UAVT_LABEL_RE = re.compile(r"(?:uavt_?code|uavt_?kodu|/addresses/)[\"'>:=\s]{0,
 
 def _labelled_uavt(text: str, start: int) -> bool:
     return _UAVT_LABEL_RE.search(text, max(start - 24, 0), start) is not None
+
+
+def _kept_spans(text: str, keep: Iterable[str]) -> list[tuple[int, int]]:
+    """Where the references the caller named sit in `text`, left to right, longest first where
+    two start together."""
+    references = sorted({str(reference) for reference in keep if reference}, key=len, reverse=True)
+    if not references:
+        return []
+    pattern = re.compile("|".join(re.escape(reference) for reference in references))
+    return [match.span() for match in pattern.finditer(text)]
 
 
 def _mask_number(match: re.Match[str]) -> str:

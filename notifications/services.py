@@ -40,8 +40,12 @@ def notify(
     title: str,
     body: str = "",
     link: str = "",
+    references: Iterable[str] = (),
 ) -> list[Notification]:
-    """One notification per recipient for this event; those already notified are skipped."""
+    """One notification per recipient for this event; those already notified are skipped.
+    `references` are the insurer's numbers the title quotes (policy, quote): shown as they are,
+    never masked as if they were identities, while the rest of the title is masked."""
+    references = tuple(references)
     created = []
     for user in {user.pk: user for user in recipients if user is not None and user.is_active}.values():
         try:
@@ -51,7 +55,7 @@ def notify(
                     agency_id=agency_id,
                     kind=kind,
                     key=key[:120],
-                    title=mask_and_cut(title, 200),
+                    title=mask_and_cut(title, 200, keep=references),
                     body=body,
                     link=link,
                 )

@@ -40,4 +40,5 @@ def notify_issuance_outcome(issuance: Issuance) -> list[Notification]:
         title=title,
         body=body,
         link=reverse("issuance_detail", args=[issuance.pk]),
+        references=(issuance.policy_no, quote.quote_no),
     )

@@ -278,6 +278,7 @@ def notify_cancellation_outcome(cancellation: Cancellation) -> list[Notification
         title=title,
         body=body,
         link=reverse("cancellation_detail", args=[cancellation.pk]),
+        references=(policy.policy_no,),
     )
 
 

@@ -23,6 +23,7 @@ never close would teach people to ignore them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from datetime import date, timedelta
 from functools import partial
 
@@ -138,7 +139,9 @@ def reconcile(*, check: ProductionListCheck, listing: PolicyListing) -> list[Pol
         if policy is None:
             policy = _import(account, item)
             known[item.policy_no] = policy
-            found += _finding(PolicyFinding.Kind.IMPORTED, policy, note=_imported_note(item))
+            found += _finding(
+                PolicyFinding.Kind.IMPORTED, policy, note=_imported_note(item), references=(item.quote_no,)
+            )
         if item.status.value == Policy.Status.ACTIVE:  # one the insurer already ended bills no one twice
             found += _duplicates_of(policy, quote_no=item.quote_no)
     _heal(listing, known)
@@ -225,6 +228,7 @@ def _duplicates_of(policy: Policy, *, quote_no: str) -> list[PolicyFinding]:
                 policy,
                 original=issued,
                 note=f"Teklif {quote_no} için ikinci poliçe: platformdaki poliçe {issued.policy_no}.",
+                references=(quote_no, issued.policy_no),
             )
     if policy.product == "trafik" and policy.plate and policy.starts_on:
         ends = policy.ends_on or one_year_after(policy.starts_on)
@@ -247,16 +251,24 @@ def _duplicates_of(policy: Policy, *, quote_no: str) -> list[PolicyFinding]:
                 policy,
                 original=earlier,
                 note=f"Aynı plaka ve dönem için ikinci trafik poliçesi: önceki poliçe {earlier.policy_no}.",
+                references=(earlier.policy_no,),
             )
     return []
 
 
-def _finding(kind: str, policy: Policy, *, original: Policy | None = None, note: str = "") -> list[PolicyFinding]:
-    """The finding, once: a policy found again the next night is not a new one."""
+def _finding(
+    kind: str, policy: Policy, *, original: Policy | None = None, note: str = "", references: Iterable[str] = ()
+) -> list[PolicyFinding]:
+    """The finding, once: a policy found again the next night is not a new one. The note's
+    `references` (the insurer's quote and policy numbers it quotes) are shown unmasked."""
     finding, created = PolicyFinding.objects.get_or_create(
         kind=kind,
         policy=policy,
-        defaults={"agency_id": policy.agency_id, "original": original, "note": mask_and_cut(note, 300)},
+        defaults={
+            "agency_id": policy.agency_id,
+            "original": original,
+            "note": mask_and_cut(note, 300, keep=references),
+        },
     )
     return [finding] if created else []
 
@@ -279,6 +291,7 @@ def _notify(finding_id: int) -> None:
             title=f"Mükerrer poliçe bulundu: {policy.insurer.name} {policy.policy_no}",
             body=f"{finding.note} Müşteri iki kez ödemesin: poliçeyi “Mükerrer poliçeyi iptal et” ile iptal edin.",
             link=reverse("policy_detail", args=[policy.pk]),
+            references=(policy.policy_no,),
         )
     except Exception:
         logger.exception("finding %s: the notification failed", finding_id)

@@ -113,6 +113,7 @@ def _remind(policy: Policy, *, threshold: int, days_left: int, on: date) -> Rene
                     f"{_risk_text(policy)}. Yenileme teklifi için: Yenilemeler."
                 ),
                 link=reverse("renewal_list"),
+                references=(policy.policy_no,),
             )
             renewal_reminder_due.send_robust(sender=RenewalReminder, reminder=reminder)
     except IntegrityError:

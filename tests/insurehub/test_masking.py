@@ -156,3 +156,53 @@ def test_utf16_bodies_are_decoded_before_masking():
         assert raw_sample(body, 2000) == '{"hata": "TCKN 100******46 bulunamadı"}', encoding
     # The declared charset is used when the body is not UTF-8.
     assert decode_body("Müşteri 10000000146".encode("iso-8859-9"), "iso-8859-9") == "Müşteri 10000000146"
+
+
+# --- references the caller names ------------------------------------------------------------------
+
+REFERENCE = "AK-P-3B0009-000094"  # tag and serial join across the dash into a valid VKN: 0009000094
+
+
+def test_a_reference_the_caller_names_is_left_as_it_is_even_when_it_holds_a_vkn():
+    assert vkn.is_valid("0009000094")
+    title = f"Anka poliçesi düzenlendi: {REFERENCE}"
+    assert mask_identities_in_text(title) == "Anka poliçesi düzenlendi: AK-P-3B000*-****94"  # the trap
+    assert mask_identities_in_text(title, keep=[REFERENCE]) == title
+    assert mask_and_cut(title, 200, keep=[REFERENCE]) == title
+    assert mask_and_cut(title, len(title) - 2, keep=[REFERENCE]) == title[:-2]  # a cut through it
+    assert mask_identities_in_text(title, keep=["", None]) == mask_identities_in_text(title)  # odd input
+
+
+hex_tags = st.text(alphabet="0123456789ABCDEF", min_size=6, max_size=6)
+
+
+@PROPERTY
+@given(
+    identity=identities,
+    data=st.data(),
+    before=context,
+    between=context,
+    after=context,
+    tag=hex_tags,
+    serial=st.integers(1, 999_999),
+    identity_first=st.booleans(),
+    limit=st.integers(0, 200),
+)
+def test_a_named_reference_never_shields_an_identity_beside_it(
+    identity, data, before, between, after, tag, serial, identity_first, limit
+):
+    """Whatever the reference and wherever the identity sits (before it, after it, cut or not),
+    naming the reference spares its own characters only."""
+    reference = f"AK-P-{tag}-{serial:06d}"
+    written = data.draw(spaced(identity), label="written")
+    pieces = (
+        [before, written, between, reference, after] if identity_first else [before, reference, between, written, after]
+    )
+    text = "".join(pieces)
+    masked = mask_and_cut(text, limit, keep=[reference])
+    start = text.index(reference)
+    end = start + len(reference)
+    # Masking keeps every character's place: the reference's own digits are taken out before
+    # looking for the identity's, which they may hold by chance.
+    assert surviving_runs(identity, masked[:start] + "|" + masked[end:]) == []
+    assert masked[start:end] == text[start:end][: max(limit - start, 0)]

@@ -38,6 +38,22 @@ def test_an_event_notifies_each_person_once_in_the_app_and_by_mail(people):
     assert Notification.objects.get().emailed_at is not None
 
 
+def test_a_title_shows_the_references_it_names_and_masks_the_rest(people):
+    """`AK-P-3B0009-000094` holds a valid VKN across its dash: named as a reference it stays
+    whole, while an identity number in the same title is still masked."""
+    agency, users = people
+    [notice] = notify(
+        recipients=[users["ayse"]],
+        agency_id=agency.pk,
+        kind=Notification.Kind.ISSUANCE_DONE,
+        key="issuance:2:SUBMITTED",
+        title="Poliçe AK-P-3B0009-000094 düzenlendi (10000000146)",
+        references=("AK-P-3B0009-000094",),
+    )
+    assert notice.title == "Poliçe AK-P-3B0009-000094 düzenlendi (100******46)"
+    assert mail.outbox[0].subject == "[InsureHub] Poliçe AK-P-3B0009-000094 düzenlendi (100******46)"
+
+
 def test_a_mail_server_that_fails_costs_the_mail_only(people, settings):
     agency, users = people
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"

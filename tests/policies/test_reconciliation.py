@@ -16,6 +16,7 @@ from policies.services import reconciliation as svc
 from quotes import selectors
 from quotes.models import Policy
 from tests.policies.conftest import issued, run_to_the_end
+from tests.quotes.policy_samples import numbers_holding_a_vkn
 from work.item import WorkState
 
 pytestmark = pytest.mark.django_db
@@ -94,6 +95,24 @@ def test_a_second_policy_for_one_quote_is_a_duplicate_cancelled_in_one_click(
     assert PolicyFinding.objects.get(pk=finding.pk).resolved_at is not None
     assert sandbox[code].state.counts()["cancellations_by_policy"] == {duplicate.policy_no: 1}
     assert Policy.objects.get(pk=ours.pk).status == Policy.Status.ACTIVE
+
+
+def test_a_duplicate_finding_names_numbers_that_hold_a_tax_number_by_chance_whole(
+    agents, sandbox, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The quote and both policy numbers hold a valid VKN across a dash (`-3B0009-000094`): the
+    finding's note and the agency's notification name them as they are, or nobody finds them."""
+    numbers_holding_a_vkn(monkeypatch, sandbox["anka"].state.ledger)
+    ours = issued(agents, "anka")
+    quote_no = ours.issuance.insurer_quote.quote_no
+    assert (quote_no, ours.policy_no) == ("AK-T-3B0009-000094", "AK-P-3B0009-000094")
+    outside(sandbox, "anka", "AK-P-3B0009-000095", quote_no=quote_no)
+    with django_capture_on_commit_callbacks(execute=True):
+        reconcile_now("anka")
+    finding = PolicyFinding.objects.get(policy__policy_no="AK-P-3B0009-000095", kind=PolicyFinding.Kind.DUPLICATE)
+    assert finding.note == f"Teklif {quote_no} için ikinci poliçe: platformdaki poliçe {ours.policy_no}."
+    notice = Notification.objects.filter(kind=Notification.Kind.DUPLICATE_FOUND).first()
+    assert notice is not None and notice.title.endswith(" AK-P-3B0009-000095")
 
 
 def test_a_platform_policy_the_insurer_does_not_list_is_flagged(agents, sandbox, quick_cancel_policy):

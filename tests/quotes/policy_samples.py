@@ -34,6 +34,18 @@ def really_issued(
     return Policy.objects.select_related("issuance", "insurer", "account__insurer", "agency").get(issuance=issuance)
 
 
+# A run tag and serial that join, across the dash, into a valid VKN (0009000094): what the sandbox's
+# random tag does now and then, and any insurer's numbering may do. Its numbers must stay readable.
+TAG_HOLDING_A_VKN, SERIAL_BEFORE_IT = "3B0009", 93
+
+
+def numbers_holding_a_vkn(monkeypatch: Any, ledger: Any) -> None:
+    """The sandbox insurer's next quote, policy and cancellation numbers end `-3B0009-000094`."""
+    monkeypatch.setattr(ledger, "run_tag", TAG_HOLDING_A_VKN)
+    for letter in ("T", "K", "D", "P", "C"):
+        monkeypatch.setitem(ledger._counters, letter, SERIAL_BEFORE_IT)
+
+
 def imported_policy(agency_code: str, insurer_code: str, policy_no: str, **fields: Any) -> Policy:
     """A policy as the CSV import stores it: no issuance, so no request to quote again from."""
     account = InsurerAccount.objects.select_related("agency", "insurer").get(

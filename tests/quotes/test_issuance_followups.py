@@ -18,7 +18,7 @@ from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples
 from tests.conftest import wait_until
-from tests.quotes.policy_samples import really_issued
+from tests.quotes.policy_samples import numbers_holding_a_vkn, really_issued
 from tests.quotes.request_samples import tasks_not_sent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,6 +34,16 @@ def _only_this_test_works_the_records(monkeypatch):
 
 def issued(agents, sandbox, code: str, customer: Customer | None = None) -> Policy:
     return really_issued(agents["ACENTE1"], code, data=samples.TRAFIK, customer=customer)
+
+
+def test_a_policy_number_that_holds_a_tax_number_by_chance_is_shown_whole(agents, sandbox, monkeypatch):
+    """ "AK-P-3B0009-000094" holds a valid VKN across its dash; the notification still names the
+    policy by its number (it once came out as "AK-P-3B000*-****94", and the agent could not find it)."""
+    numbers_holding_a_vkn(monkeypatch, sandbox["anka"].state.ledger)
+    policy = issued(agents, sandbox, "anka")
+    assert policy.policy_no == "AK-P-3B0009-000094"
+    done = Notification.objects.get(recipient=agents["ACENTE1"], kind="issuance_done")
+    assert done.title == f"{policy.insurer.name} poliçesi düzenlendi: AK-P-3B0009-000094"
 
 
 @pytest.mark.parametrize("code", registered_codes())
