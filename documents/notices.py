@@ -25,4 +25,5 @@ def notify_document_ready(document: PolicyDocument) -> list[Notification]:
         title=f"Poliçe belgesi hazır: {policy.policy_no}",
         body=f"{policy.insurer.name} poliçesi {policy.policy_no} belgesi indirilebilir.",
         link=policy_link(policy.pk),
+        references=(policy.policy_no,),
     )

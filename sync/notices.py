@@ -23,4 +23,5 @@ def notify_policy_ended(policy: Policy) -> list[Notification]:
         title=f"Poliçe {policy.policy_no}: {status}",
         body=f"Gece eşitlemesi {policy.insurer.name} poliçesi {policy.policy_no} için '{status}' durumunu buldu.",
         link=policy_link(policy.pk),
+        references=(policy.policy_no,),
     )

@@ -379,7 +379,9 @@ def _store_outcome(
             error_kind=ErrorKind.BUSINESS_REJECT.value,
             provider_code="CURRENCY_NOT_TRY",
             message=mask_and_cut(NOT_TRY_MESSAGE.format(currency=quote.currency), 300),
-            provider_message=mask_and_cut(f"{quote.quote_no}: {quote.premium} {quote.currency}", 300),
+            provider_message=mask_and_cut(
+                f"{quote.quote_no}: {quote.premium} {quote.currency}", 300, keep=(quote.quote_no,)
+            ),
             finished_at=now,
         )
         return
