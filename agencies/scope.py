@@ -17,9 +17,14 @@ the agency's staff see it, sub-agency users never do.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.db.models import Model, Q, QuerySet
+
+from insurehub.errors import NoActiveAgency
+
+if TYPE_CHECKING:
+    from agencies.models import Agency
 
 # The head-office reading permission; named by string so this bottom layer imports no desk app.
 VIEW_ALL_AGENCIES = "quotes.view_all_agencies"
@@ -64,6 +69,15 @@ def may_act_on(user: Any, *, agency_id: int | None, sub_agency_id: int | None) -
     if profile is None or agency_id is None or profile.agency_id != agency_id:
         return False
     return profile.sub_agency_id is None or profile.sub_agency_id == sub_agency_id
+
+
+def agency_of(user: Any) -> Agency:
+    """The agency `user` works for (their new records are the agency's); a user without one
+    may not act, which is said as `NoActiveAgency` (403), not as an empty result."""
+    profile = getattr(user, "agent_profile", None)
+    if profile is None:
+        raise NoActiveAgency("Bu kullanıcı bir acenteye bağlı değil.")
+    return profile.agency
 
 
 def sub_agency_of(user: Any) -> Any:

@@ -317,7 +317,7 @@ def engine_open_main(spec: dict[str, Any]) -> dict[str, Any]:
 def durable_open_main(spec: dict[str, Any]) -> dict[str, Any]:
     from bench.agent import ready_and_wait
     from integrations.models import InsurerAccount
-    from quotes.models import Policy
+    from policies.models import Policy
     from sync.models import SyncRun
 
     accounts = {

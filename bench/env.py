@@ -325,7 +325,7 @@ def policy_overrides_clear() -> None:
 
 def sync_tables_clear() -> None:
     """Durable sync records and policies of earlier scenarios: a new scenario must not see them."""
-    from quotes.models import Policy
+    from policies.models import Policy
     from sync.models import SyncItem, SyncRun
 
     SyncItem.objects.all().delete()

@@ -52,7 +52,7 @@ def policies(spec: dict[str, Any]) -> dict[str, Any]:
     sandbox expects (`<PREFIX>-P-<tag>-<n>`); earlier runs, items and policies deleted first."""
     from documents.models import PolicyDocument
     from integrations.models import InsurerAccount
-    from quotes.models import Policy
+    from policies.models import Policy
     from sandbox import insurer_class
     from sync.models import SyncItem, SyncRun
 
@@ -144,7 +144,7 @@ def report(spec: dict[str, Any]) -> dict[str, Any]:
     clock (stored → last item's last change) for a rate that no process start-up distorts."""
     from django.db.models import Max
 
-    from quotes.models import Policy
+    from policies.models import Policy
     from sync.models import SyncItem, SyncRun
 
     if spec.get("finished_within"):

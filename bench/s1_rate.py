@@ -85,7 +85,7 @@ def policy_numbers(n: int) -> list[tuple[str, bool]]:
 
 
 def run(world: World) -> dict[str, Any]:
-    from quotes.models import Policy
+    from policies.models import Policy
 
     p = params(world.quick)
     world.reset({"latency_ms": p["latency_ms"]})

@@ -112,7 +112,7 @@ def platform_main(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sync_with(count: int, account: Any, spec: dict[str, Any]) -> dict[str, Any]:
-    from quotes.models import Policy
+    from policies.models import Policy
     from sync.models import SyncItem, SyncRun
     from sync.services import sync_run_enqueue, sync_run_start
     from work.item import WorkState

@@ -10,9 +10,8 @@ class CommissionsConfig(AppConfig):
         from commissions.receivers import accrue_on_issuance, reverse_on_cancellation, reverse_on_found_cancelled
         from commissions.views import policy_commission_section
         from integrations.audit import AuditSpec, audit_register
-        from policies.signals import policy_cancelled
+        from policies.signals import policy_cancelled, policy_issued
         from quotes.policy_page import policy_page_section_register
-        from quotes.signals import policy_issued
         from sync.signals import policy_found_cancelled
 
         # Who set which rate from when is money: in the same trail as what tunes an insurer.

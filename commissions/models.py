@@ -20,8 +20,7 @@ from django.db import models
 from django.db.models import Q
 
 from integrations.models import PRODUCT_CHOICES, Insurer
-from policies.models import Cancellation
-from quotes.models import Policy
+from policies.models import Cancellation, Policy
 
 
 class CommissionBase(models.TextChoices):

@@ -46,9 +46,8 @@ from insurehub.errors import Forbidden, Invalid, NotFound
 from insurehub.spreadsheets import Cell, xlsx_table
 from integrations.models import Insurer
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from policies.models import Cancellation
-from quotes.models import Policy
-from quotes.selectors import today
+from policies.models import Cancellation, Policy
+from policies.periods import today
 from quotes.services.policies import spreadsheet_safe
 from work.item import WorkState
 

@@ -15,8 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from commissions.services import policy_commission_accrue, policy_commission_reverse, policy_commission_reverse_found
-from policies.models import Cancellation
-from quotes.models import Policy
+from policies.models import Cancellation, Policy
 
 logger = logging.getLogger(__name__)
 

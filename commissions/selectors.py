@@ -13,8 +13,9 @@ from agencies.models import SubAgency
 from agencies.scope import scope_q
 from commissions.models import CommissionAgreement, PolicyCommission, SubAgencyShare
 from insurehub.errors import Forbidden
-from quotes import selectors as quote_selectors
-from quotes.models import Policy
+from policies import periods
+from policies.models import Policy
+from policies.selectors import policy_get
 
 NO_AGREEMENT_TR = "Komisyon anlaşması yok"
 AGENCY_COMMISSION_HIDDEN_TR = "Poliçenin komisyon ayrıntıları acente yöneticisine açıktır."
@@ -57,7 +58,7 @@ def sub_agency_share_list(*, user: User, sub_agency_id: int | None = None) -> Qu
     if sub_agency_id is not None:
         shares = shares.filter(sub_agency_id=sub_agency_id)
     latest = (
-        SubAgencyShare.objects.filter(sub_agency=OuterRef("sub_agency"), effective_from__lte=quote_selectors.today())
+        SubAgencyShare.objects.filter(sub_agency=OuterRef("sub_agency"), effective_from__lte=periods.today())
         .order_by("-effective_from")
         .values("pk")[:1]
     )
@@ -104,7 +105,7 @@ def commission_agreement_list(
     if product:
         agreements = agreements.filter(product=product)
     agreements = agreements.select_related("agency", "insurer", "created_by")
-    return _with_in_force(agreements, quote_selectors.today()).order_by(
+    return _with_in_force(agreements, periods.today()).order_by(
         "agency__name", "insurer__code", "product", "-effective_from", "-pk"
     )
 
@@ -157,7 +158,7 @@ def policy_commission_get(*, user: User, policy_id: int) -> PolicyCommissionSumm
     """A policy's commission; another agency's policy raises DoesNotExist (answer 404). The
     agency's rate and its part are the agency's business: a sub-agency user, who may see the
     policy, is refused its commission entries (the desk card shows them their own part only)."""
-    policy = quote_selectors.policy_get(user=user, pk=policy_id)
+    policy = policy_get(user=user, pk=policy_id)
     if is_sub_agency_user(user):
         raise Forbidden(AGENCY_COMMISSION_HIDDEN_TR)
     return policy_commission_summary(policy=policy)

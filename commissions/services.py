@@ -42,8 +42,7 @@ from insurehub.errors import Forbidden, Invalid
 from integrations.audit import audit_actor
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import Product
-from policies.models import Cancellation
-from quotes.models import Policy
+from policies.models import Cancellation, Policy
 from work.item import WorkState
 
 logger = logging.getLogger(__name__)
@@ -385,7 +384,7 @@ def _accrual_fields(policy: Policy, due: _AccrualDue) -> dict[str, Any]:
 
 
 def policy_commission_accrue(*, policy: Policy) -> PolicyCommission | None:
-    """The commission a policy earned when it was issued (`quotes.signals.policy_issued`), under
+    """The commission a policy earned when it was issued (`policies.signals.policy_issued`), under
     the agreement in force on its issue day. None when there is no agreement (the desk shows
     "Komisyon anlaşması yok"; `recompute_commissions` applies one entered later) or no premium.
     An entry already there is kept as it is: issuance never reckons a policy twice."""

@@ -21,8 +21,8 @@ from commissions.forms import CommissionAgreementForm, ProductionReportFilterFor
 from commissions.services import OWNER_ONLY_TR, commission_agreement_create, sub_agency_share_create
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
-from quotes import selectors as quote_selectors
-from quotes.models import Policy
+from policies import periods
+from policies.models import Policy
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
@@ -82,7 +82,7 @@ def agreement_list(request: AuthenticatedHttpRequest) -> HttpResponse:
         "agreements": selectors.commission_agreement_list(user=request.user),
         "shares": selectors.sub_agency_share_list(user=request.user),
         "has_sub_agencies": selectors.sub_agencies_of(agency_id=profile.agency_id).exists(),
-        "today": quote_selectors.today(),
+        "today": periods.today(),
     }
     status = 400 if form.errors or share_form.errors else 200
     return render(request, "commissions/agreement_list.html", context, status=status)
@@ -98,7 +98,7 @@ def _report_for(
     # The range shown in the form is the one reported: this month unless the query names one.
     data = request.GET.copy()
     if not data.get("baslangic") and not data.get("bitis"):
-        first, last = report_service.month_range(quote_selectors.today())
+        first, last = report_service.month_range(periods.today())
         data["baslangic"], data["bitis"] = first.isoformat(), last.isoformat()
     form = ProductionReportFilterForm(
         data,

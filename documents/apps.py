@@ -8,8 +8,8 @@ class DocumentsConfig(AppConfig):
     def ready(self) -> None:
         from documents.receivers import request_document_on_issuance
         from documents.services import DOCUMENT_TOPIC, document_versions, document_work_register
+        from policies.signals import policy_issued
         from quotes import live
-        from quotes.signals import policy_issued
 
         document_work_register()
         policy_issued.connect(request_document_on_issuance, dispatch_uid="documents.request_document_on_issuance")

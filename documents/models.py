@@ -17,7 +17,7 @@ class PolicyDocument(WorkItem):
     """
 
     policy = models.OneToOneField(
-        "quotes.Policy", on_delete=models.PROTECT, related_name="document", verbose_name="poliçe"
+        "policies.Policy", on_delete=models.PROTECT, related_name="document", verbose_name="poliçe"
     )
     agency = models.ForeignKey(
         "agencies.Agency", on_delete=models.PROTECT, related_name="policy_documents", verbose_name="acente"

@@ -8,7 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from documents.services import document_request
-from quotes.models import Policy
+from policies.models import Policy
 
 logger = logging.getLogger(__name__)
 

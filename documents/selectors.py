@@ -14,8 +14,8 @@ from django.utils.text import get_valid_filename
 
 from agencies.scope import may_act_on
 from documents.models import PolicyDocument
+from policies.models import Policy
 from quotes import selectors as quote_selectors
-from quotes.models import Policy
 
 
 def policy_for_document(*, user: User, policy_id: int) -> Policy:

@@ -29,7 +29,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from agencies.scope import scoped
+from agencies.scope import agency_of, scoped
 from documents.models import PolicyDocument
 from documents.notices import notify_document_ready
 from insurehub import change_feed
@@ -40,9 +40,8 @@ from integrations.calling.calls import endpoint_for_account, insurer_operation_r
 from integrations.calling.engine import Outcome
 from integrations.operations import Operation
 from integrations.retry_policies import RetryPolicy, policy_for
+from policies.models import Policy
 from quotes.live import version_of
-from quotes.models import Policy
-from quotes.services.quote_requests import agency_of
 from work.dispatch import work_send
 from work.item import WorkState
 from work.registry import WorkRegistration, work_kind_register

@@ -22,11 +22,12 @@ from django.views.decorators.http import require_GET, require_POST
 from documents import selectors
 from documents.models import PolicyDocument
 from documents.services import DOCUMENT_TOPIC, PDF_CONTENT_TYPE, document_refetch, document_versions
+from insurehub.desk_auth import fragment_login_required
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
+from policies.models import Policy
 from quotes import live
-from quotes.models import Policy
-from quotes.views.common import fragment_login_required, live_stream_response
+from quotes.views.common import live_stream_response
 from work.item import OPEN_STATES
 
 logger = logging.getLogger(__name__)

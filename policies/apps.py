@@ -11,7 +11,7 @@ class PoliciesConfig(AppConfig):
         from policies.receivers import cancel_the_replaced_policy
         from policies.services.cancellations import cancellation_work_register
         from policies.services.reconciliation import production_check_work_register
-        from quotes.signals import policy_issued
+        from policies.signals import policy_issued
         from work.schedules import ScheduleSpec, schedule_register
 
         cancellation_work_register()

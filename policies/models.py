@@ -1,4 +1,5 @@
-"""Cancellations: a durable record of money moving back, stored before the first call."""
+"""What a policy is after issuance: the policy itself, its cancellations (a durable record of
+money moving back, stored before the first call), what reconciliation found, its reminders."""
 
 from __future__ import annotations
 
@@ -6,9 +7,103 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from integrations.models import PRODUCT_CHOICES, Insurer, InsurerAccount
 from integrations.operations import CANCEL_REASON_LABELS_TR, CANCEL_REASONS
-from quotes.models import Policy
 from work.item import WorkItem
+
+
+class Policy(models.Model):
+    """A policy the platform keeps in sync with its insurer every night: what an issuance left,
+    an import brought, or an insurer's production list showed."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "ACTIVE", "Yürürlükte"
+        CANCELLED = "CANCELLED", "İptal"
+        EXPIRED = "EXPIRED", "Süresi doldu"
+
+    agency = models.ForeignKey(
+        "agencies.Agency", on_delete=models.PROTECT, related_name="policies", verbose_name="acente"
+    )
+    insurer = models.ForeignKey(
+        Insurer, on_delete=models.PROTECT, related_name="policies", verbose_name="sigorta şirketi"
+    )
+    account = models.ForeignKey(
+        InsurerAccount, on_delete=models.PROTECT, related_name="policies", verbose_name="şirket hesabı"
+    )
+    product = models.CharField("ürün", max_length=16, choices=PRODUCT_CHOICES)
+    policy_no = models.CharField("poliçe no", max_length=64)
+    status = models.CharField("durum", max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    issuance = models.OneToOneField(
+        "quotes.Issuance",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="policy",
+        verbose_name="poliçeleştirme",
+    )
+    plate = models.CharField("plaka", max_length=16, blank=True)
+    owner_id = models.CharField("sigortalı TCKN / VKN", max_length=11, blank=True)
+    premium = models.DecimalField("prim", max_digits=12, decimal_places=2, null=True, blank=True)
+    # How many parts the premium is paid in (1: peşin), as chosen at issuance.
+    installments = models.PositiveSmallIntegerField("taksit sayısı", default=1)
+    customer = models.ForeignKey(
+        "customers.Customer",
+        on_delete=models.PROTECT,
+        related_name="policies",
+        null=True,
+        blank=True,
+        verbose_name="müşteri",
+    )
+    # The period the insurer says the policy runs (Türkiye's calendar); kept current by the
+    # nightly sync. Null until an insurer has said (policies from before periods were read).
+    starts_on = models.DateField("başlangıç", null=True, blank=True)
+    ends_on = models.DateField("bitiş", null=True, blank=True, db_index=True)
+    issued_at = models.DateTimeField("düzenlenme", auto_now_add=True)
+    # Where the platform learnt of it: issued here, imported from a file, or found on the
+    # insurer's own production list (issued on its portal, or a duplicate nobody knew of).
+    source = models.CharField(
+        "kaynak",
+        max_length=16,
+        default="platform",
+        choices=[
+            ("platform", "Platformda düzenlendi"),
+            ("import", "Dosyadan aktarıldı"),
+            ("insurer_list", "Şirket listesinden"),
+        ],
+    )
+    last_synced_at = models.DateTimeField("son eşitleme", null=True, blank=True)
+    # The sub-agency (tali acente) this is credited to; null: the agency itself.
+    sub_agency = models.ForeignKey(
+        "agencies.SubAgency",
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        verbose_name="tali acente",
+    )
+    # The agent credited with the sale (the quote request's creator when issued here); null for
+    # policies imported or found on an insurer's list without one.
+    sold_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        verbose_name="satan",
+    )
+
+    class Meta:
+        verbose_name = "poliçe"
+        verbose_name_plural = "poliçeler"
+        constraints = [models.UniqueConstraint(fields=["insurer", "policy_no"], name="policy_no_unique_per_insurer")]
+        ordering = ["-issued_at"]
+        # Born in the desk app (quotes) and moved here without moving its rows: the table keeps
+        # its first name, so no deployment copies a policy (policies/migrations/0006).
+        db_table = "quotes_policy"
+
+    def __str__(self) -> str:
+        return f"{self.insurer.code}:{self.policy_no}"
+
 
 REASON_CHOICES = [(reason, CANCEL_REASON_LABELS_TR[reason]) for reason in CANCEL_REASONS]
 

@@ -1,4 +1,4 @@
-"""What the policies app does when the desk announces something (`quotes.signals`)."""
+"""What the policies app does when the desk announces something (`policies.signals`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from django.db import transaction
 
+from policies.models import Policy
 from policies.services.cancellations import cancellation_start
-from quotes.models import Policy
 
 logger = logging.getLogger(__name__)
 

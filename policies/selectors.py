@@ -1,4 +1,4 @@
-"""Reads of policy operations, scoped like the desk's (`agencies.scope`): another agency's (or
+"""Reads of policies and their operations, scoped like the desk's (`agencies.scope`): another agency's (or
 sub-agency's) record is an unknown one. Both are credited through their policy."""
 
 from __future__ import annotations
@@ -7,7 +7,14 @@ from django.contrib.auth.models import User
 from django.db.models import Q
 
 from agencies.scope import scope_q
-from policies.models import Cancellation, PolicyFinding
+from policies.models import Cancellation, Policy, PolicyFinding
+
+
+def policy_get(*, user: User, pk: int) -> Policy:
+    """One policy the user may see; another agency's (or sub-agency's) id raises DoesNotExist (404)."""
+    return (
+        Policy.objects.filter(scope_q(user)).select_related("insurer", "customer", "issuance__quote_request").get(pk=pk)
+    )
 
 
 def _agency_filter(user: User) -> Q:

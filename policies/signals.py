@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
+# A policy was stored for an issuance (inside the transaction that marks it SUBMITTED), with
+# `issuance` and `policy`. Sent by the desk (`quotes.services.issuance`); receivers (the
+# commission, the policy's document, the policy a renewal replaces) run inside that transaction.
+# A receiver that fails is logged and never costs the issuance (sent with `send_robust`).
+policy_issued = Signal()
+
 # The insurer cancelled a policy (iptal), with `cancellation`: its refund and the day it took
 # effect, as the insurer answered. Sent inside the transaction that stores the answer and marks
 # the policy CANCELLED, once per cancellation (a repeat of the answer finds it already stored and

@@ -10,11 +10,13 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from insurehub.desk_auth import fragment_login_required
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
-from policies import selectors
+from policies import periods, selectors
 from policies.forms import CancellationForm, PortfolioUploadForm
 from policies.models import Cancellation
+from policies.selectors import policy_get
 from policies.services.cancellations import cancellation_input_check, cancellation_refund_estimate, cancellation_start
 from policies.services.portfolio_upload import (
     MAX_UPLOAD_BYTES,
@@ -23,8 +25,6 @@ from policies.services.portfolio_upload import (
     portfolio_import,
     portfolio_preview,
 )
-from quotes import selectors as quote_selectors
-from quotes.views.common import fragment_login_required
 from work.item import WorkState
 
 FINAL_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
@@ -36,12 +36,12 @@ FINAL_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
 def policy_cancel(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The form: "Hesapla" shows the refund for the reason and date chosen; "İptal et" sends it.
     A second POST (double click, other tab) lands on the same cancellation."""
-    policy = quote_selectors.policy_get(user=request.user, pk=pk)
+    policy = policy_get(user=request.user, pk=pk)
     live = Cancellation.objects.filter(policy=policy).exclude(state=WorkState.FAILED).first()
     if live is not None:
         return redirect("cancellation_detail", pk=live.pk)
     estimate = None
-    form = CancellationForm(request.POST or None, initial={"effective_on": quote_selectors.today().isoformat()})
+    form = CancellationForm(request.POST or None, initial={"effective_on": periods.today().isoformat()})
     outcome = desk_errors(form)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

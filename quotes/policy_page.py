@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from django.utils.safestring import SafeString
 
 from insurehub.page_sections import PageSections
-from quotes.models import Policy
+from policies.models import Policy
 
 # (the request, the policy the user may see) -> the section's HTML; a plain str is escaped.
 PolicyPageSection = Callable[[HttpRequest, Policy], str]

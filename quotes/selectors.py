@@ -18,7 +18,11 @@ from django.utils import timezone
 from agencies.scope import scope_q
 from customers.models import Customer
 from customers.name_search import name_contains
-from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
+from integrations.models import InsurerAccount
+from policies.models import Policy
+from policies.origins import SaleOrigin
+from policies.periods import one_year_after, today
+from quotes.models import InsurerQuote, Issuance, QuoteRequest
 from work.item import WorkState
 
 
@@ -168,11 +172,6 @@ PERIOD_LABELS = {
 RENEWAL_WINDOWS = (30, 60)
 
 
-def today() -> date:
-    """Today in Türkiye's calendar (TIME_ZONE), the calendar policy periods are written in."""
-    return timezone.localdate()
-
-
 @dataclass(frozen=True)
 class PolicyFilter:
     """The policy list's filters (none of them names a person, so they may sit in a URL)."""
@@ -217,13 +216,6 @@ def policy_list(*, user: User, search: str = "", filters: PolicyFilter | None = 
     if filters.starts_to:
         policies = policies.filter(starts_on__lte=filters.starts_to)
     return policies.select_related("insurer", "customer")
-
-
-def policy_get(*, user: User, pk: int) -> Policy:
-    """One policy the user may see; another agency's (or sub-agency's) id raises DoesNotExist (404)."""
-    return (
-        Policy.objects.filter(scope_q(user)).select_related("insurer", "customer", "issuance__quote_request").get(pk=pk)
-    )
 
 
 def policy_to_renew_get(*, user: User, pk: int) -> Policy:
@@ -290,14 +282,6 @@ def policy_overlapping_for(*, quote_request: QuoteRequest) -> Policy | None:
     )
 
 
-def one_year_after(day: date) -> date:
-    """A policy's end: the same day a year later (28 February for 29 February)."""
-    try:
-        return day.replace(year=day.year + 1)
-    except ValueError:
-        return day.replace(year=day.year + 1, day=28)
-
-
 # --- a customer's history, for the customer page's section (quotes/customer_history.py) -------
 
 CUSTOMER_RENEWAL_WINDOW = timedelta(days=60)
@@ -330,4 +314,20 @@ def customer_renewals(*, user: User, customer: Customer, today: date | None = No
         customer_policies(user=user, customer=customer)
         .filter(status=Policy.Status.ACTIVE, ends_on__gte=today, ends_on__lte=today + CUSTOMER_RENEWAL_WINDOW)
         .order_by("ends_on")
+    )
+
+
+def sale_origin_of_quote(account: InsurerAccount, quote_no: str) -> SaleOrigin | None:
+    """The request behind one of our quotes at `account`: what a policy the insurer lists under
+    that quote is credited with (registered with `policies.origins` by this app's `ready()`)."""
+    quote = InsurerQuote.objects.select_related("request").filter(account=account, quote_no=quote_no).first()
+    if quote is None:
+        return None
+    request = quote.request
+    return SaleOrigin(
+        plate=request.plate,
+        owner_id=request.owner_id,
+        customer_id=request.customer_id,
+        sub_agency_id=request.sub_agency_id,
+        sold_by_id=request.created_by_id,
     )

@@ -37,6 +37,7 @@ from integrations.operations import (
     STARTS_ON_MAX_DAYS_AHEAD,
     Product,
 )
+from vehicles.plates import ascii_upper, normalize_plate
 
 __all__ = [
     "PRODUCT_FIELDS",
@@ -64,15 +65,9 @@ __all__ = [
 # around New Year without depending on the host's time zone or on tz data being installed.
 _TURKEY_TZ = timezone(timedelta(hours=3), "TRT")
 
-# Latin letters used on Turkish plates: the Turkish-only letters (Ç Ş İ Ö Ü Ğ) and Q W X are
-# never issued, so a plate containing them is certainly a typo.
-_PLATE_LETTERS = "ABCDEFGHIJKLMNOPRSTUVYZ"
-_L = f"[{_PLATE_LETTERS}]"
-_PLATE_RE = re.compile(rf"(?:0[1-9]|[1-7][0-9]|8[01])(?:{_L}[0-9]{{4}}|{_L}{{2}}[0-9]{{3,4}}|{_L}{{3}}[0-9]{{2,3}})")
 _SERIAL_RE = re.compile(r"[A-Z]{2}[0-9]{6}")
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 
-_PLATE_MESSAGE = "Geçerli bir plaka girin (ör. 34 ABC 123)."
 _SERIAL_MESSAGE = "Ruhsat seri numarası 2 harf ve 6 rakam olmalıdır (ör. AB123456)."
 _UAVT_MESSAGE = "UAVT kodu 10 haneli olmalıdır."
 _USAGE_MESSAGE = "Geçersiz kullanım tarzı; hususi (private), ticari (commercial) veya taksi (taxi) olmalıdır."
@@ -99,17 +94,6 @@ GROSS_M2_RANGE = (40, 1000)
 
 def _today_in_turkey() -> date:
     return datetime.now(_TURKEY_TZ).date()
-
-
-def _ascii_upper(value: str) -> str:
-    """Upper-case only a-z, and read a dotless "ı" as "I".
-
-    str.upper() is unsafe here: it expands characters ("ß" -> "SS", "ﬁ" -> "FI") and would let
-    non-Latin look-alikes through the regex afterwards. An agent on a Turkish keyboard typing the
-    plate letter I in lower case types "ı", so that one is mapped; a dotted "İ" is left alone and
-    refused, since no plate carries it.
-    """
-    return "".join(chr(ord(ch) - 32) if "a" <= ch <= "z" else "I" if ch == "ı" else ch for ch in value)
 
 
 def _choice(field: str, value: object, choices: tuple[str, ...], message: str) -> str:
@@ -168,21 +152,11 @@ def _int_in_range(
 # --- motor fields ------------------------------------------------------------------------------
 
 
-def normalize_plate(value: object) -> str:
-    """Insurers and TRAMER match plates textually, so "34 abc 123" and "34-ABC-123" must reach
-    them as the one stored form, "34ABC123"."""
-    text = require_text("plate", value, _PLATE_MESSAGE)
-    plate = _ascii_upper(without_whitespace(text).replace("-", ""))
-    if not _PLATE_RE.fullmatch(plate):
-        raise FieldError("plate", _PLATE_MESSAGE)
-    return plate
-
-
 def normalize_registration_serial(value: object) -> str:
     """Agents copy the serial off the paper ruhsat with spaces and in any case; insurers want
     the compact upper-case form."""
     text = require_text("registration_serial", value, _SERIAL_MESSAGE)
-    serial = _ascii_upper(without_whitespace(text).replace("-", ""))
+    serial = ascii_upper(without_whitespace(text).replace("-", ""))
     if not _SERIAL_RE.fullmatch(serial):
         raise FieldError("registration_serial", _SERIAL_MESSAGE)
     return serial

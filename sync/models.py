@@ -40,7 +40,7 @@ class SyncItem(WorkItem):
     run = models.ForeignKey(SyncRun, on_delete=models.PROTECT, related_name="items", verbose_name="eşitleme")
     # PROTECT: a policy with sync history (dead letters included) is not deleted by accident.
     policy = models.ForeignKey(
-        "quotes.Policy", on_delete=models.PROTECT, related_name="sync_items", verbose_name="poliçe"
+        "policies.Policy", on_delete=models.PROTECT, related_name="sync_items", verbose_name="poliçe"
     )
     # The policy's status before and after this item's answer was applied (empty until SUBMITTED).
     previous_status = models.CharField("önceki durum", max_length=16, blank=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from notifications.models import Notification
 from notifications.services import agency_people, notify, policy_link
-from quotes.models import Policy
+from policies.models import Policy
 
 Kind = Notification.Kind
 

@@ -45,8 +45,8 @@ from work.item import OPEN_STATES, WorkState
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
-from quotes.models import Policy
-from quotes.services.policies import policy_period_store
+from policies.models import Policy
+from policies.periods import policy_period_store
 from sync.models import SyncItem, SyncRun
 from sync.notices import notify_policy_ended
 from sync.signals import policy_found_cancelled
@@ -316,7 +316,7 @@ def _store_statuses(done: list[tuple[SyncItem, Outcome]]) -> list[SyncItem]:
     for item in written:
         policy, result = by_pk[item.policy_id], results[item.pk]
         status = result.status.value
-        # As `policy_period_store`: a date the answer left out never clears one we know.
+        # As `policies.periods.policy_period_store`: a date the answer left out never clears one we know.
         starts_on = result.starts_on if result.starts_on is not None else policy.starts_on
         ends_on = result.ends_on if result.ends_on is not None else policy.ends_on
         rows.append((status, now, starts_on, ends_on, policy.pk))

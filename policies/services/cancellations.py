@@ -22,7 +22,7 @@ from django.db.models.functions import Now
 from django.urls import reverse
 from django.utils import timezone
 
-from agencies.scope import may_act_on
+from agencies.scope import agency_of, may_act_on
 from insurehub.errors import Conflict, Invalid
 from insurehub.masking import mask_and_cut
 from integrations.answers import results
@@ -33,11 +33,9 @@ from integrations.operations import CANCEL_REASONS
 from integrations.retry_policies import policy_for
 from notifications.models import Notification
 from notifications.services import agency_people, notify
-from policies.models import Cancellation, PolicyFinding
+from policies.models import Cancellation, Policy, PolicyFinding
+from policies.selectors import policy_get
 from policies.signals import policy_cancelled
-from quotes.models import Policy
-from quotes.selectors import policy_get
-from quotes.services.quote_requests import agency_of
 from work.dispatch import work_send
 from work.item import WorkState
 from work.registry import WorkRegistration, work_kind_register

@@ -15,12 +15,13 @@ from django.db import IntegrityError, transaction
 
 from agencies.models import Agency
 from customers.models import Customer
+from insurehub.identity_numbers import REQUIRED_MESSAGE, FieldError, validate_owner_id
 from insurehub.model_fields import char_max_length
 from integrations.adapters.base import parse_policy_date
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import Product
-from quotes.models import Policy
-from quotes.validation import REQUIRED_MESSAGE, FieldError, normalize_plate, validate_owner_id
+from policies.models import Policy
+from vehicles.plates import normalize_plate
 
 COLUMNS = ("agency_code", "insurer", "policy_no", "product", "plate", "owner_id", "status")
 # The policy's period, when the file has it (older files do not): any of the date forms insurers

@@ -41,9 +41,9 @@ from integrations.operations import POLICY_LIST_MAX_DAYS
 from integrations.retry_policies import policy_for
 from notifications.models import Notification
 from notifications.services import agency_people, notify
-from policies.models import PolicyFinding, ProductionListCheck
-from quotes.models import InsurerQuote, Policy
-from quotes.selectors import one_year_after, today
+from policies.models import Policy, PolicyFinding, ProductionListCheck
+from policies.origins import SaleOrigin, sale_origin_for
+from policies.periods import one_year_after, today
 from work.dispatch import work_send
 from work.registry import WorkRegistration, work_kind_register
 from work.services import (
@@ -178,12 +178,7 @@ def _import(account: InsurerAccount, item: ListedPolicy) -> Policy:
     the plate, identity and customer of our quote when it came from one, and that request's
     credit (its sub-agency, who sold it). Without a request it is the agency's own, credited to
     no sub-agency and no seller: nothing says who sold it."""
-    quote = (
-        InsurerQuote.objects.select_related("request").filter(account=account, quote_no=item.quote_no).first()
-        if item.quote_no
-        else None
-    )
-    request = quote.request if quote is not None else None
+    origin = sale_origin_for(account, item.quote_no) or SaleOrigin()
     policy, _ = Policy.objects.get_or_create(
         insurer=account.insurer,
         policy_no=item.policy_no,
@@ -192,11 +187,11 @@ def _import(account: InsurerAccount, item: ListedPolicy) -> Policy:
             "account": account,
             "product": item.product,
             "status": item.status.value,
-            "plate": request.plate if request else "",
-            "owner_id": request.owner_id if request else "",
-            "customer_id": request.customer_id if request else None,
-            "sub_agency_id": request.sub_agency_id if request else None,
-            "sold_by_id": request.created_by_id if request else None,
+            "plate": origin.plate,
+            "owner_id": origin.owner_id,
+            "customer_id": origin.customer_id,
+            "sub_agency_id": origin.sub_agency_id,
+            "sold_by_id": origin.sold_by_id,
             "premium": item.premium,
             "starts_on": item.starts_on,
             "ends_on": item.ends_on,

@@ -28,10 +28,9 @@ from django.urls import reverse
 from insurehub.masking import mask_and_cut
 from notifications.models import Notification
 from notifications.services import agency_people, notify
-from policies.models import RenewalReminder
+from policies.models import Policy, RenewalReminder
+from policies.periods import today
 from policies.signals import renewal_reminder_due
-from quotes.models import Policy
-from quotes.selectors import today
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ from rest_framework import serializers
 from insurehub.api.fields import MaskedIdentityField
 from insurehub.masking import mask_identities_in_text, mask_identity
 from integrations.models import CLASS_CHOICES, KIND_CHOICES, PRODUCT_CHOICES
-from quotes.models import InsurerQuote, Policy, QuoteRequest
+from policies.models import Policy
+from quotes.models import InsurerQuote, QuoteRequest
 from work.item import WorkState
 
 
@@ -205,7 +206,7 @@ class RenewalSerializer(PolicySerializer):
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_days_left(self, policy: Policy) -> int:
-        from quotes.selectors import today
+        from policies.periods import today
 
         assert policy.ends_on is not None  # renewals are the policies with an end in sight
         return (policy.ends_on - today()).days

@@ -31,6 +31,8 @@ from insurehub.api.pagination import PAGE_PARAMETERS, paginated, paginated_respo
 from insurehub.api.responses import NOT_AUTHENTICATED, NOT_FOUND, DetailSerializer, field_errors
 from insurehub.request_types import AuthenticatedRequest
 from integrations.models import PRODUCT_CHOICES
+from policies.models import Policy
+from policies.selectors import policy_get
 from quotes import selectors
 from quotes.api.serializers import (
     IssuanceSerializer,
@@ -42,7 +44,7 @@ from quotes.api.serializers import (
     quote_request_data,
 )
 from quotes.api.throttles import QUOTE_CREATE_THROTTLES, throttled_message
-from quotes.models import Issuance, Policy
+from quotes.models import Issuance
 from quotes.services.issuance import issuance_start
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
 from quotes.services.renewals import renewal_quote_create
@@ -374,7 +376,7 @@ class PolicyDetailApi(APIView):
         responses={200: PolicyDetailSerializer, 403: NOT_AUTHENTICATED, 404: NOT_FOUND},
     )
     def get(self, request: AuthenticatedRequest, policy_id: str) -> Response:
-        policy = selectors.policy_get(user=request.user, pk=pk_or_404(policy_id))
+        policy = policy_get(user=request.user, pk=pk_or_404(policy_id))
         return Response(PolicyDetailSerializer(policy).data)
 
 

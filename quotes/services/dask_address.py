@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import User
 from django.db import close_old_connections, connection, connections
 
+from agencies.scope import agency_of
 from integrations.answers.results import Address
 from integrations.answers.taxonomy import ErrorClass, ErrorKind, plain_message
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
 from integrations.models import InsurerAccount
 from integrations.operations import Operation, Product
-from quotes.services.quote_requests import InputInvalid, accounts_selling, agency_of
+from quotes.services.quote_requests import InputInvalid, accounts_selling
 from quotes.validation import FieldError, validate_uavt_code
 
 NO_SUCH_ADDRESS_MESSAGE = "Bu UAVT adres koduyla kayıtlı bir bina bulunamadı. Kodu kontrol edin."

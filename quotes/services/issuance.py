@@ -29,7 +29,7 @@ from django.db.models import DurationField, ExpressionWrapper, F, QuerySet
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from agencies.scope import scoped
+from agencies.scope import agency_of, scoped
 from insurehub import change_feed
 from insurehub.errors import Conflict, Invalid
 from insurehub.masking import mask_and_cut
@@ -39,13 +39,13 @@ from integrations.calling.calls import endpoint_for_account, insurer_operation_r
 from integrations.calling.engine import IssuanceHistory, Outcome
 from integrations.credentials import decrypt_secret, encrypt_secret
 from integrations.retry_policies import policy_for
+from policies.models import Policy
+from policies.periods import policy_period_store
+from policies.signals import policy_issued
 from quotes import selectors
 from quotes.live import ISSUANCE_TOPIC
-from quotes.models import InsurerQuote, Issuance, Policy
+from quotes.models import InsurerQuote, Issuance
 from quotes.notices import notify_issuance_outcome
-from quotes.services.policies import policy_period_store
-from quotes.services.quote_requests import agency_of
-from quotes.signals import policy_issued
 from work.dispatch import work_send
 from work.item import WorkState
 from work.registry import WorkRegistration, work_kind_register

@@ -11,31 +11,8 @@ from django.utils import timezone
 
 from insurehub.masking import mask_identity
 from insurehub.spreadsheets import xlsx_table
-from integrations.answers import results
 from integrations.operations import PRODUCT_LABELS_TR, Product
-from quotes.models import Policy
-
-
-def policy_period_store(policy: Policy, result: results.Policy) -> bool:
-    """Take the period an insurer's answer (issuance or status) gave; True if anything changed.
-
-    A date the answer left out (None: not said, or in a form no adapter reads) never clears one
-    we know: one insurer's terse status answer must not wipe the period its issuance reported.
-    One UPDATE of the changed columns only, so it can sit inside the caller's transaction
-    (after its own status write) without touching anything else.
-    """
-    changes = {
-        name: value
-        for name in ("starts_on", "ends_on")
-        if (value := getattr(result, name)) is not None and value != getattr(policy, name)
-    }
-    if not changes:
-        return False
-    Policy.objects.filter(pk=policy.pk).update(**changes)
-    for name, value in changes.items():
-        setattr(policy, name, value)
-    return True
-
+from policies.models import Policy
 
 # --- export ---------------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agencies.models import Agency
-from agencies.scope import may_act_on, sub_agency_of
+from agencies.scope import agency_of, may_act_on, sub_agency_of
 from customers.models import Customer
 from customers.services import customer_identity_conflict
 from insurehub import change_feed
@@ -48,13 +48,6 @@ class NoInsurerAvailable(Invalid):
 
     def __init__(self, message: str) -> None:
         super().__init__({"product": message}, message)
-
-
-def agency_of(user: User) -> Agency:
-    profile = getattr(user, "agent_profile", None)
-    if profile is None:
-        raise NoActiveAgency("Bu kullanıcı bir acenteye bağlı değil.")
-    return profile.agency
 
 
 def accounts_selling(*, agency: Agency, product: str) -> list[InsurerAccount]:

@@ -14,9 +14,11 @@ from django.db import transaction
 
 from insurehub.errors import Conflict
 from integrations.operations import STARTS_ON_MAX_DAYS_AHEAD
+from policies.models import Policy
+from policies.periods import today
+from policies.selectors import policy_get
 from quotes import selectors
-from quotes.models import Policy, QuoteRequest
-from quotes.selectors import today
+from quotes.models import QuoteRequest
 from quotes.services.quote_requests import InputInvalid, quote_request_create
 
 NO_SOURCE_MESSAGE = (
@@ -83,7 +85,7 @@ def quote_request_after_policy(*, user: User, public_id: UUID | str, policy_id: 
     """The same risk as the request, quoted again to start the day the overlapping policy ends
     ("a start after it ends"): the agent's other way out of two trafik policies at once."""
     source = selectors.quote_request_get(user=user, public_id=public_id)
-    policy = selectors.policy_get(user=user, pk=policy_id)
+    policy = policy_get(user=user, pk=policy_id)
     with transaction.atomic():
         try:
             quote_request = quote_request_create(

@@ -6,7 +6,7 @@ from datetime import date
 
 from django import template
 
-from quotes import selectors
+from policies import periods
 from quotes.services.policies import plate_display as _plate_display
 
 register = template.Library()
@@ -23,7 +23,7 @@ def days_left(ends_on: date | None) -> str:
     """How long until a policy ends, in the agent's words: "bugün", "yarın", "12 gün"."""
     if ends_on is None:
         return ""
-    days = (ends_on - selectors.today()).days
+    days = (ends_on - periods.today()).days
     if days < 0:
         return f"{-days} gün önce bitti"
     if days == 0:

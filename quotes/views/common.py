@@ -1,16 +1,12 @@
-"""What every desk view shares: login for htmx fragments, paging, and searches kept out of URLs."""
+"""What every desk view of quotes and issuances shares: the live streams' response and the final states."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from functools import wraps
-from typing import Any
+from collections.abc import Iterator
 
-from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
-from django_htmx.http import HttpResponseClientRedirect
 
 from insurehub.cache_slots import SlotsUnavailable
 from insurehub.request_types import AuthenticatedHttpRequest
@@ -21,23 +17,6 @@ logger = logging.getLogger(__name__)
 
 # Issuance states after which nothing changes without a human: the status fragment stops polling.
 ISSUANCE_FINAL_STATES = (WorkState.SUBMITTED, WorkState.FAILED, WorkState.DEFERRED)
-
-
-def fragment_login_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
-    """Like `login_required`, but a logged-out htmx poll sends the whole page to the login form
-    instead of swapping the login page into a table cell."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        if request.user.is_authenticated:
-            return view(request, *args, **kwargs)
-        htmx = getattr(request, "htmx", None)
-        if htmx:
-            page = htmx.current_url_abs_path or request.get_full_path()
-            return HttpResponseClientRedirect(redirect_to_login(page).url)
-        return redirect_to_login(request.get_full_path())
-
-    return wrapper
 
 
 def live_stream_response(request: AuthenticatedHttpRequest, events: Iterator[str]) -> HttpResponseBase:

@@ -13,13 +13,14 @@ from django.utils import timezone
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_http_methods
 
+from insurehub.desk_auth import fragment_login_required
 from insurehub.desk_errors import desk_errors
 from insurehub.request_types import AuthenticatedHttpRequest
 from quotes import live, selectors
 from quotes.forms import IssuanceConfirmForm
 from quotes.models import Issuance
 from quotes.services.issuance import issuance_start, request_held_message
-from quotes.views.common import ISSUANCE_FINAL_STATES, fragment_login_required, live_stream_response
+from quotes.views.common import ISSUANCE_FINAL_STATES, live_stream_response
 
 # --- issuance ---------------------------------------------------------------------------------
 

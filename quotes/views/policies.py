@@ -16,9 +16,10 @@ from insurehub.desk_errors import desk_errors
 from insurehub.desk_lists import DeskSearch, page_of, search_recall, search_redirect
 from insurehub.request_types import AuthenticatedHttpRequest
 from integrations.models import Insurer
+from policies.models import Policy
+from policies.selectors import policy_get
 from quotes import selectors
 from quotes.forms import PRODUCTS
-from quotes.models import Policy
 from quotes.policy_page import policy_page_sections
 from quotes.services.policies import export_filename, policy_export_csv, policy_export_xlsx
 
@@ -103,7 +104,7 @@ def policy_search(request: HttpRequest) -> HttpResponse:
 @require_GET
 @desk_errors
 def policy_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    policy = selectors.policy_get(user=request.user, pk=pk)
+    policy = policy_get(user=request.user, pk=pk)
     source = policy.issuance.quote_request if policy.issuance is not None else None
     # Quoting again and cancelling call the agency's own insurer accounts: only the policy's own
     # scope (`agencies.scope`) is offered the buttons, never a cross-agency reader.

@@ -22,6 +22,7 @@ from agencies.scope import may_act_on
 from customers.models import Customer
 from customers.selectors import customer_choices
 from customers.services import customer_create
+from insurehub.desk_auth import fragment_login_required
 from insurehub.desk_errors import desk_errors
 from insurehub.desk_lists import page_of, search_recall, search_redirect
 from insurehub.request_types import AuthenticatedHttpRequest
@@ -31,7 +32,7 @@ from quotes.models import QuoteRequest
 from quotes.quote_request_page import quote_request_page_sections
 from quotes.services.dask_address import dask_address_check
 from quotes.services.quote_requests import quote_request_close_overdue, quote_request_create
-from quotes.views.common import fragment_login_required, live_stream_response
+from quotes.views.common import live_stream_response
 from quotes.views.policies import list_query
 from work.item import WorkState
 

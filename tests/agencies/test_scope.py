@@ -278,7 +278,7 @@ def test_imported_policies_are_credited_to_their_customers_sub_agency(people):
     ]
     report = policies_import(lines=lines, agency=people.agency)
     assert report.imported == 3
-    from quotes.models import Policy
+    from policies.models import Policy
 
     credit = dict(Policy.objects.filter(policy_no__startswith="IMP-").values_list("policy_no", "sub_agency_id"))
     assert credit == {"IMP-1": people.a1.pk, "IMP-2": None, "IMP-3": None}
@@ -294,9 +294,8 @@ def test_a_duplicate_is_a_sub_agencys_only_when_both_policies_are(people):
     """A duplicate names the policy it repeats: A1 sees one between two A1 policies, not one whose
     original is the agency's own; the staff see both."""
     from integrations.models import InsurerAccount
-    from policies.models import PolicyFinding
+    from policies.models import Policy, PolicyFinding
     from policies.selectors import duplicate_findings
-    from quotes.models import Policy
 
     account = InsurerAccount.objects.select_related("insurer").filter(agency=people.agency).first()
 

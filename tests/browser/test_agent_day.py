@@ -22,8 +22,9 @@ from django_q.tasks import async_task, result
 from playwright.sync_api import Download, Page, expect
 
 from customers.models import Customer
-from quotes import selectors
-from quotes.models import Policy, QuoteRequest
+from policies import periods
+from policies.models import Policy
+from quotes.models import QuoteRequest
 from tests import samples
 
 from .test_quote_desk import log_in, premiums_on_page, wait_for_every_answer
@@ -203,7 +204,7 @@ def test_agent_day_customer_quote_compare_issue_document_renewal(page, shot, san
     shot(page, "notifications")
 
     # 5. A year on (setup: only time would do this): the policy ends in ten days.
-    ends_on = selectors.today() + timedelta(days=10)
+    ends_on = periods.today() + timedelta(days=10)
     Policy.objects.filter(pk=policy.pk).update(ends_on=ends_on)
     page.get_by_role("link", name="Yenilemeler").first.click()
     expect(page.get_by_role("heading", name="Yenilemesi yaklaşanlar")).to_be_visible()

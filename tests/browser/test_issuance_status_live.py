@@ -15,8 +15,9 @@ from playwright.sync_api import Page, expect
 
 from documents import services as document_services
 from documents.models import PolicyDocument
+from policies.models import Policy
 from quotes import live
-from quotes.models import Issuance, Policy
+from quotes.models import Issuance
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples

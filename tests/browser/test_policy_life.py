@@ -23,10 +23,10 @@ from insurehub.masking import mask_and_cut
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
 from notifications.models import Notification
-from policies.models import Cancellation, PolicyFinding, ProductionListCheck
+from policies import periods
+from policies.models import Cancellation, Policy, PolicyFinding, ProductionListCheck
 from policies.services import reconciliation
-from quotes import selectors
-from quotes.models import Issuance, Policy, QuoteRequest
+from quotes.models import Issuance, QuoteRequest
 from quotes.templatetags.desk import try_money
 from tests import samples
 from tests.conftest import wait_until
@@ -113,7 +113,7 @@ def test_a_renewal_from_the_policy_page_starts_when_the_old_policy_ends_and_is_i
     """ "Yeniden teklif al" on a policy ending in 12 days: every insurer quotes a policy starting
     the day it ends, no overlap is found (that day is the old one's last day, not a shared one),
     and the renewal is issued without a choice to make."""
-    ends_on = selectors.today() + timedelta(days=12)
+    ends_on = periods.today() + timedelta(days=12)
     with monkeypatch.context() as quiet:  # the old policy is history: stored, no insurer called
         tasks_not_sent(quiet)
         old = issued_policy(
@@ -165,7 +165,7 @@ def test_a_trafik_policy_over_one_in_force_needs_the_agents_choice_and_cancels_t
     cancelled" the new policy is issued and the old one cancelled at its insurer for the vehicle's
     sale from the new one's start, with the refund for the days left."""
     code = "bogazici"
-    today = selectors.today()
+    today = periods.today()
     starts_on, ends_on = today - timedelta(days=100), today + timedelta(days=265)
     old_no = f"{sandbox[code].state.ledger.prefix}-P-INFORCE-1"
     # A policy the agency brought in from a file, which the insurer holds: issued on its portal.
@@ -291,7 +291,7 @@ def reconcile_by_hand(code: str) -> list[ProductionListCheck]:
     tests/policies/test_reconciliation.py), their tasks kept from the session's qcluster."""
     with pytest.MonkeyPatch.context() as quiet:
         hold_work_sends(quiet, ProductionListCheck)
-        started = reconciliation.reconciliation_start(issued_to=selectors.today(), days=3)
+        started = reconciliation.reconciliation_start(issued_to=periods.today(), days=3)
     checks = [check for check in started if check.account.insurer.code == code]
     ProductionListCheck.objects.exclude(pk__in=[check.pk for check in checks]).delete()
     for check in checks:
@@ -317,7 +317,7 @@ def test_a_duplicate_the_reconciliation_found_is_shown_and_cancelled_in_one_clic
         premium=str(ours.premium),
         starts_on=ours.starts_on.isoformat(),
         ends_on=ours.ends_on.isoformat(),
-        issued_on=selectors.today().isoformat(),
+        issued_on=periods.today().isoformat(),
     )
     reconcile_by_hand(code)
     duplicate = Policy.objects.get(insurer__code=code, policy_no=duplicate_no)
@@ -376,8 +376,8 @@ def test_policies_issued_on_the_insurers_portals_are_imported_by_the_nightly_run
     """Yesterday, on every insurer's portal, a policy with no quote of ours: the nightly
     reconciliation (the scheduled task, on the real worker) brings each into the agency's list;
     another agency's portal policy stays that agency's."""
-    yesterday = selectors.today() - timedelta(days=1)
-    period = {"starts_on": selectors.today().isoformat(), "ends_on": (yesterday + timedelta(days=366)).isoformat()}
+    yesterday = periods.today() - timedelta(days=1)
+    period = {"starts_on": periods.today().isoformat(), "ends_on": (yesterday + timedelta(days=366)).isoformat()}
     portal: dict[str, tuple[str, Decimal]] = {}
     for n, code in enumerate(registered_codes(), start=1):
         policy_no, premium = f"{sandbox[code].state.ledger.prefix}-P-PORTAL-{n}", Decimal(f"{1500 + n}.25")

@@ -24,8 +24,8 @@ from playwright.sync_api import Page, expect
 from agencies.models import Agency, AgentProfile, SubAgency
 from commissions.models import CommissionAgreement, PolicyCommission, SubAgencyShare
 from integrations.adapters.registry import registered_codes
+from policies import periods
 from policies.models import Cancellation
-from quotes import selectors
 from quotes.models import QuoteRequest
 from quotes.templatetags.desk import try_money
 from tests.conftest import AGENT_PASSWORD
@@ -77,7 +77,7 @@ def figure(page: Page, name: str):
 
 
 def test_a_managers_month_agreements_sales_a_cancellation_and_the_report(page, shot, sandbox, people):
-    today = selectors.today()
+    today = periods.today()
     manager, agent, sub_agent, sub_agency = (people[k] for k in ("manager", "agent", "sub_agent", "sub_agency"))
 
     # 1. The manager sets the agreements (10 % of the gross trafik premium, every insurer) and the

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from playwright.sync_api import expect
 
-from quotes import selectors
+from policies import periods
 from quotes.models import QuoteRequest
 from tests import samples
 from tests.quotes.policy_samples import imported_policy, issued_policy
@@ -28,10 +28,10 @@ def test_agent_requotes_a_policy_ending_soon_at_every_insurer(page, shot, sandbo
             desk_agent,
             "ANK-RENEW-1",
             data={**samples.TRAFIK, "plate": "06BYZ42"},
-            ends_on=selectors.today() + timedelta(days=12),
+            ends_on=periods.today() + timedelta(days=12),
         )
-    imported_policy("ACENTE1", "deniz", "DNZ-IMPORTED", ends_on=selectors.today() + timedelta(days=3))
-    imported_policy("ACENTE2", "anka", "ANK-OTHER-AGENCY", ends_on=selectors.today() + timedelta(days=1))
+    imported_policy("ACENTE1", "deniz", "DNZ-IMPORTED", ends_on=periods.today() + timedelta(days=3))
+    imported_policy("ACENTE2", "anka", "ANK-OTHER-AGENCY", ends_on=periods.today() + timedelta(days=1))
 
     log_in(page, desk_agent.username)
     page.goto("/yenilemeler/")

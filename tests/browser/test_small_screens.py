@@ -25,7 +25,7 @@ from agencies.models import AgentProfile
 from customers.models import Customer
 from customers.services import customer_create
 from integrations.adapters.registry import registered_codes
-from quotes import selectors
+from policies import periods
 from quotes.models import QuoteRequest
 from tests import samples
 from tests.quotes.policy_samples import issued_policy
@@ -209,7 +209,7 @@ def renewal_due(desk_agent, customer, monkeypatch) -> None:
             desk_agent,
             "ANK-YENILEME-390",
             data={**samples.TRAFIK, "plate": "06BYZ42"},
-            ends_on=selectors.today() + timedelta(days=20),
+            ends_on=periods.today() + timedelta(days=20),
             customer=customer,
         )
 

@@ -29,7 +29,7 @@ from customers.models import Customer
 from customers.services import customer_create
 from integrations.adapters.registry import registered_codes
 from outreach.models import AgencyContact
-from quotes import selectors
+from policies import periods
 from tests import samples
 from tests.outreach.netgsm_standin import netgsm_configured
 
@@ -80,7 +80,7 @@ def manager_day(desk_agent, consent_texts) -> dict:
 
     sub_agent = get_user_model().objects.create_user(SUB_AGENT, password=AGENT_PASSWORD)
     AgentProfile.objects.create(user=sub_agent, agency=agency, sub_agency=sub_agency)
-    first_of_month = selectors.today().replace(day=1)
+    first_of_month = periods.today().replace(day=1)
     for code in registered_codes():
         commission_agreement_create(
             user=desk_agent,

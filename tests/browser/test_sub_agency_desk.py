@@ -21,7 +21,8 @@ from playwright.sync_api import expect
 from agencies.models import Agency, AgentProfile, SubAgency
 from customers.models import Customer
 from integrations.models import InsurerAccount
-from quotes.models import Policy, QuoteRequest
+from policies.models import Policy
+from quotes.models import QuoteRequest
 from tests import samples
 
 from .conftest import AGENT_PASSWORD

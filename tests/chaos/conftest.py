@@ -149,7 +149,8 @@ class Scenario:
         """`dead_letters_allowed`: under random faults a record may end DEFERRED or FAILED (a dead letter,
         kept with its payload for a replay); an issuance only if its insurer holds no policy for the
         quote, or it keeps its reference and `maybe_sent` (so its replay asks the insurer first)."""
-        from quotes.models import InsurerQuote, Issuance, Policy
+        from policies.models import Policy
+        from quotes.models import InsurerQuote, Issuance
         from sync.models import SyncItem
 
         # Zero duplicate policies at every insurer.

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from agencies.models import Agency, AgentProfile, SubAgency
 from commissions.models import CommissionAgreement, SubAgencyShare
 from integrations.models import Insurer
-from quotes.models import Policy
+from policies.models import Policy
 from tests.conftest import AGENT_PASSWORD
 from tests.policies.conftest import quick_cancel_policy  # noqa: F401  (a fixture, used by name)
 from tests.quotes.policy_samples import really_issued

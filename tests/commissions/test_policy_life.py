@@ -14,9 +14,8 @@ from django.utils import timezone
 from commissions.models import PolicyCommission
 from commissions.services import commission_figures, kurus, policy_commission_reverse
 from integrations.adapters.registry import registered_codes
-from policies.models import Cancellation
+from policies.models import Cancellation, Policy
 from policies.services import cancellations as cancellation_service
-from quotes.models import Policy
 from tests.policies.conftest import issued, run_to_the_end
 from work.item import WorkState
 

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from commissions.models import PolicyCommission
 from commissions.services import kurus, policy_commission_reverse, policy_commission_reverse_found
+from policies.models import Policy
 from policies.services import cancellations as cancellation_service
-from quotes.models import Policy
 from sync import services as sync_service
 from sync.models import SyncRun
 from tests.policies.conftest import run_to_the_end

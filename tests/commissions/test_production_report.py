@@ -19,11 +19,10 @@ from commissions import production_report as report_service
 from commissions.models import PolicyCommission
 from insurehub.errors import Invalid
 from insurehub.money import turkish_amount
-from policies.models import Cancellation
+from policies.models import Cancellation, Policy
 from policies.services import cancellations as cancellation_service
 from policies.services.imports import policies_import
 from quotes import selectors as quote_selectors
-from quotes.models import Policy
 from tests import samples
 from tests.conftest import AGENT_PASSWORD
 from tests.policies.conftest import run_to_the_end

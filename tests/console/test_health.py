@@ -231,7 +231,8 @@ def test_unknown_codes_are_listed_with_their_raw_sample(scripted_run, old_unknow
 @pytest.fixture
 def work_records(seeded_accounts):
     """Anka trafik sync items in every state, and Boğaziçi kasko issuances: one in backoff, one failed."""
-    from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
+    from policies.models import Policy
+    from quotes.models import InsurerQuote, Issuance, QuoteRequest
     from sync.models import SyncItem, SyncRun
 
     now = timezone.now()

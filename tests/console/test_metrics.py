@@ -228,7 +228,7 @@ def test_send_rate_and_retry_budget_gauges_come_from_the_shared_state(staff_clie
 
 def test_work_gauges_show_dead_letters_and_the_oldest_due_record(staff_client, seeded_accounts):
     """Dead letters = FAILED + DEFERRED; the oldest-pending age counts due records, not those in backoff."""
-    from quotes.models import Policy
+    from policies.models import Policy
     from sync.models import SyncItem, SyncRun
 
     now = timezone.now()

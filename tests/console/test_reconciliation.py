@@ -13,11 +13,10 @@ from django.utils import timezone
 from console.health import WINDOWS, HealthFilter, insurer_health, reconciliation_health
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
-from policies.models import PolicyFinding, ProductionListCheck
+from policies import periods
+from policies.models import Policy, PolicyFinding, ProductionListCheck
 from policies.services import cancellations
 from policies.services import reconciliation as svc
-from quotes import selectors
-from quotes.models import Policy
 from tests.console.test_metrics import labels, operator, scrape
 from tests.policies.conftest import issued, run_to_the_end
 from tests.policies.test_reconciliation import outside
@@ -29,7 +28,7 @@ pytestmark = pytest.mark.django_db
 def tonight(*, issued_to=None) -> list[ProductionListCheck]:
     """One nightly run over every account (tasks are not sent: a test transaction never commits),
     each check worked here; returns the checks in the order they were worked."""
-    checks = svc.reconciliation_start(issued_to=issued_to or selectors.today(), days=3)
+    checks = svc.reconciliation_start(issued_to=issued_to or periods.today(), days=3)
     for check in checks:
         svc.production_check_process(check.pk)
     return [ProductionListCheck.objects.get(pk=check.pk) for check in checks]
@@ -72,7 +71,7 @@ def test_open_findings_are_counted_per_insurer_and_every_account_read(findings):
     for code in registered_codes():
         row = health_of(code)
         assert (row.read, row.accounts, row.unread, row.in_progress, row.dead_letters) == (accounts, accounts, 0, 0, 0)
-        assert row.issued_to == selectors.today() and row.last_read_at is not None
+        assert row.issued_to == periods.today() and row.last_read_at is not None
     assert anka.listed == 2  # ours and its duplicate, at the agency that has them
 
 
@@ -110,7 +109,7 @@ def test_a_list_that_cannot_be_read_is_an_unread_account_and_a_dead_letter(staff
     dead = labels(work="production_check", insurer="anka", product="")
     assert metrics["insurehub_work_dead_letters"][dead] == 1
 
-    tonight(issued_to=selectors.today())  # the next night: every list read
+    tonight(issued_to=periods.today())  # the next night: every list read
     anka = health_of("anka")
     assert (anka.read, anka.unread, anka.dead_letters) == (2, 0, 1)
     assert scrape(staff_client)["insurehub_reconciliation_lists_unread"][labels(insurer="anka")] == 0

@@ -14,7 +14,8 @@ from django.urls import reverse
 from customers.erasure import ERASED_NAME, customer_erase, erased_identity
 from customers.models import Customer, CustomerErasure
 from customers.services import CustomerInvalid
-from quotes.models import Policy, QuoteRequest
+from policies.models import Policy
+from quotes.models import QuoteRequest
 from quotes.services import quote_requests
 from tests import samples
 from tests.quotes.policy_samples import issued_policy

@@ -99,7 +99,7 @@ def _tckn(first_nine: str) -> str:
 @pytest.fixture
 def book(agents) -> dict[str, dict]:
     """For each name: ACENTE1's customer, a quote request for them and a policy of theirs."""
-    from quotes.models import Policy
+    from policies.models import Policy
     from quotes.services import quote_requests
     from tests.quotes.policy_samples import imported_policy
 

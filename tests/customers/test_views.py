@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from customers.models import Customer
 from integrations.models import InsurerAccount
-from quotes.models import Policy
+from policies.models import Policy
 from quotes.services.quote_requests import quote_request_create
 from tests import samples
 

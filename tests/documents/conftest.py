@@ -13,7 +13,7 @@ from documents.models import PolicyDocument
 from integrations.adapters.registry import registered_codes
 from integrations.models import Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from quotes.models import Policy
+from policies.models import Policy
 from tests.quotes.conftest import quick_issuance_policy  # noqa: F401 - a fixture
 from tests.quotes.policy_samples import really_issued
 from tests.quotes.request_samples import tasks_not_sent

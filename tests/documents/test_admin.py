@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 
 from documents import services
 from documents.models import PolicyDocument
-from quotes.models import Policy
+from policies.models import Policy
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from documents import services
 from documents.models import PolicyDocument
 from integrations.calling.calls import endpoint_for_account, insurer_operation_run
-from quotes.models import Policy
+from policies.models import Policy
 from tests.conftest import wait_until
 from tests.documents.conftest import INSURERS
 from tests.work.sends import pump_kind

@@ -30,10 +30,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from integrations.models import RetryBudgetBucket, RetryBudgetState, SendRateState
 from integrations.retry_policies import clear_policy_cache
-from policies.models import Cancellation
+from policies.models import Cancellation, Policy
+from policies.periods import today
 from policies.services import cancellations as svc
-from quotes.models import Policy
-from quotes.selectors import today
 from tests.fault_space.issuance import (
     ANSWER,
     SCRIPTED_CALLS,

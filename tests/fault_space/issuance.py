@@ -43,7 +43,8 @@ from integrations.calling.channel import Channel
 from integrations.models import RetryBudgetBucket, RetryBudgetState, SendRateState
 from integrations.pacing.retry_budget import SharedRetryBudget
 from integrations.retry_policies import clear_policy_cache
-from quotes.models import InsurerQuote, Issuance, Policy
+from policies.models import Policy
+from quotes.models import InsurerQuote, Issuance
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples

@@ -66,7 +66,8 @@ from customers.models import Customer
 from documents.models import PolicyDocument
 from integrations.models import InsurerAccount
 from notifications.models import Notification
-from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
+from policies.models import Policy
+from quotes.models import InsurerQuote, Issuance, QuoteRequest
 from sync.models import SyncItem, SyncRun
 from tests import samples
 from tests.conftest import api_as

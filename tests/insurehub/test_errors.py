@@ -22,8 +22,8 @@ from customers.services import CustomerInvalid
 from documents.services import DocumentRefused
 from insurehub.desk_errors import desk_errors
 from insurehub.errors import AppError, Conflict, Forbidden, Invalid, NoActiveAgency, NotFound, Unavailable
+from policies.models import Policy
 from quotes.api.views import QuoteRequestsApi
-from quotes.models import Policy
 from quotes.services.issuance import IssuanceRefused
 from quotes.services.quote_requests import InputInvalid, NoInsurerAvailable
 from quotes.services.renewals import RenewalNotPossible

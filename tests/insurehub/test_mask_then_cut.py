@@ -317,7 +317,7 @@ def test_a_crash_on_our_side_is_kept_masked_wherever_the_identity_sits(seeded_ac
     record keeps it masked, then cut, with the identity before, across and after the cut."""
     from integrations.models import InsurerAccount
     from integrations.retry_policies import policy_for
-    from quotes.models import Policy
+    from policies.models import Policy
     from sync.models import SyncItem, SyncRun
     from work.services import WorkKind, work_claim, work_try
 

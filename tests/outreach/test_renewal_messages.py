@@ -12,8 +12,8 @@ from django.urls import reverse
 
 from outreach.models import OutboundMessage
 from policies.models import RenewalReminder
+from policies.periods import today
 from policies.services.renewal_reminders import renewal_reminders_send
-from quotes.selectors import today
 from tests.outreach.test_consent import record
 from tests.policies.test_renewal_reminders import ending_in
 from tests.quotes.policy_samples import issued_policy

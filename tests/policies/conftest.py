@@ -9,9 +9,8 @@ from django.utils import timezone
 
 from integrations.models import Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from policies.models import Cancellation
+from policies.models import Cancellation, Policy
 from policies.services import cancellations as svc
-from quotes.models import Policy
 from tests.quotes.policy_samples import really_issued
 from work.item import WorkState
 from work.services import work_promote_due

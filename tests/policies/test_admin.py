@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from policies import periods
 from policies.models import PolicyFinding, ProductionListCheck
 from policies.services import reconciliation as svc
-from quotes import selectors
 from tests.policies.test_reconciliation import outside
 from tests.work.sends import hold_work_sends
 from work.item import WorkState
@@ -22,7 +22,7 @@ def refused_check(seeded_accounts, sandbox) -> ProductionListCheck:
     sandbox["anka"].state.add_faults([{"operation": "policy_list", "fault": "error", "code": "AUTH_INVALID"}])
     (check,) = [
         c
-        for c in svc.reconciliation_start(issued_to=selectors.today(), days=3)
+        for c in svc.reconciliation_start(issued_to=periods.today(), days=3)
         if c.account.insurer.code == "anka" and c.account.agency.code == "ACENTE1"
     ]
     assert svc.production_check_process(check.pk) == WorkState.FAILED
@@ -39,7 +39,7 @@ def test_a_dead_check_shows_what_was_asked_and_what_the_insurer_said(admin_clien
     page = admin_client.get(reverse("admin:policies_productionlistcheck_change", args=[refused_check.pk]))
     html = page.content.decode()
     assert page.status_code == 200 and "AUTH_INVALID" in html
-    assert f"&quot;issued_to&quot;: &quot;{selectors.today().isoformat()}&quot;" in html
+    assert f"&quot;issued_to&quot;: &quot;{periods.today().isoformat()}&quot;" in html
     assert not admin_client.get(url).context["has_add_permission"]
 
 
@@ -70,7 +70,7 @@ def test_findings_are_a_read_only_list_filtered_by_kind_agency_insurer_and_resol
 ):
     outside(sandbox, "anka", "AK-P-PORTAL-1")
     outside(sandbox, "cinar", f"{sandbox['cinar'].state.ledger.prefix}-P-PORTAL-2", agency="ACENTE2")
-    for check in svc.reconciliation_start(issued_to=selectors.today(), days=3):
+    for check in svc.reconciliation_start(issued_to=periods.today(), days=3):
         assert svc.production_check_process(check.pk) == WorkState.SUBMITTED
     cinar = PolicyFinding.objects.get(policy__insurer__code="cinar")
     PolicyFinding.objects.filter(pk=cinar.pk).update(resolved_at=cinar.found_at)

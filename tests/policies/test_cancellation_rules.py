@@ -9,13 +9,12 @@ from decimal import Decimal
 import pytest
 
 from insurehub.errors import Invalid
-from policies.models import Cancellation
+from policies.models import Cancellation, Policy
 from policies.services.cancellations import (
     CancellationRefused,
     cancellation_refund_estimate,
     cancellation_start,
 )
-from quotes.models import Policy
 from tests.quotes.policy_samples import imported_policy
 
 pytestmark = pytest.mark.django_db

@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from integrations.adapters.registry import registered_codes
-from policies.models import Cancellation
+from policies.models import Cancellation, Policy
 from policies.services import cancellations as svc
-from quotes.models import Policy
 from tests.conftest import api_as
 from tests.policies.conftest import issued, run_to_the_end
 from work.item import WorkState

@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
+from policies.models import Policy
 from policies.services.imports import policies_import
-from quotes.models import Policy
 
 pytestmark = pytest.mark.django_db
 

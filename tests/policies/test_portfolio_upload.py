@@ -14,7 +14,7 @@ from django.urls import reverse
 from openpyxl import Workbook
 
 from agencies.models import Agency, AgentProfile
-from quotes.models import Policy
+from policies.models import Policy
 
 pytestmark = pytest.mark.django_db
 

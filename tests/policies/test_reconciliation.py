@@ -11,10 +11,9 @@ from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
 from notifications.models import Notification
-from policies.models import Cancellation, PolicyFinding, ProductionListCheck
+from policies import periods
+from policies.models import Cancellation, Policy, PolicyFinding, ProductionListCheck
 from policies.services import reconciliation as svc
-from quotes import selectors
-from quotes.models import Policy
 from tests.policies.conftest import issued, run_to_the_end
 from tests.quotes.policy_samples import numbers_holding_a_vkn
 from work.item import WorkState
@@ -26,9 +25,7 @@ INSURERS = registered_codes()
 
 def reconcile_now(code: str) -> list[ProductionListCheck]:
     """Tonight's run for one insurer's accounts, with today in the range (tests issue today)."""
-    checks = [
-        c for c in svc.reconciliation_start(issued_to=selectors.today(), days=3) if c.account.insurer.code == code
-    ]
+    checks = [c for c in svc.reconciliation_start(issued_to=periods.today(), days=3) if c.account.insurer.code == code]
     for check in ProductionListCheck.objects.exclude(pk__in=[c.pk for c in checks]):
         check.delete()
     for check in checks:
@@ -39,7 +36,7 @@ def reconcile_now(code: str) -> list[ProductionListCheck]:
 
 
 def outside(sandbox, code: str, policy_no: str, **fields) -> None:
-    today = selectors.today()
+    today = periods.today()
     sandbox[code].state.seed_policies(
         [
             {
@@ -95,6 +92,34 @@ def test_a_second_policy_for_one_quote_is_a_duplicate_cancelled_in_one_click(
     assert PolicyFinding.objects.get(pk=finding.pk).resolved_at is not None
     assert sandbox[code].state.counts()["cancellations_by_policy"] == {duplicate.policy_no: 1}
     assert Policy.objects.get(pk=ours.pk).status == Policy.Status.ACTIVE
+
+
+def test_a_policy_listed_under_our_quote_is_credited_to_that_request(agents, sandbox, quick_cancel_policy):
+    """The desk's lookup (`policies.origins`, registered by quotes) gives the imported policy its
+    request's plate, insured, customer, sub-agency and seller; a portal policy gets none of them."""
+    ours = issued(agents, "anka")
+    request = ours.issuance.quote_request
+    outside(sandbox, "anka", "AK-P-CREDIT-1", quote_no=ours.issuance.insurer_quote.quote_no)
+    outside(sandbox, "anka", "AK-P-CREDIT-PORTAL")
+    reconcile_now("anka")
+    listed = Policy.objects.get(policy_no="AK-P-CREDIT-1")
+    credit = (listed.plate, listed.owner_id, listed.customer_id, listed.sub_agency_id, listed.sold_by_id)
+    assert credit == (
+        request.plate,
+        request.owner_id,
+        request.customer_id,
+        request.sub_agency_id,
+        request.created_by_id,
+    )
+    assert request.plate and listed.sold_by == agents["ACENTE1"]
+    portal = Policy.objects.get(policy_no="AK-P-CREDIT-PORTAL")
+    assert (portal.plate, portal.owner_id, portal.customer, portal.sub_agency, portal.sold_by) == (
+        "",
+        "",
+        None,
+        None,
+        None,
+    )
 
 
 def test_a_duplicate_finding_names_numbers_that_hold_a_tax_number_by_chance_whole(

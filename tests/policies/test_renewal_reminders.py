@@ -12,10 +12,9 @@ from django.urls import reverse
 
 from agencies.models import Agency, AgentProfile
 from notifications.models import Notification
-from policies.models import RenewalReminder
+from policies.models import Policy, RenewalReminder
+from policies.periods import today
 from policies.services.renewal_reminders import renewal_reminders_send, tightest_threshold
-from quotes.models import Policy
-from quotes.selectors import today
 from tests.quotes.policy_samples import imported_policy, issued_policy
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from customers.models import Customer
 from integrations.models import InsurerAccount
-from quotes.models import InsurerQuote, Policy, QuoteRequest
+from policies.models import Policy
+from quotes.models import InsurerQuote, QuoteRequest
 from quotes.services import quote_requests
 from quotes.services.issuance import issuance_process, issuance_start
 from tests import samples

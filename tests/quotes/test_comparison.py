@@ -141,7 +141,7 @@ def _issue_page(client: Client, quote: InsurerQuote, *, post: bool):
 
 def test_once_a_policy_is_issued_the_comparison_links_it_and_a_refusal_names_it(agents, sandbox, quick_issuance_policy):
     """No "Poliçeleştir" is left once the request has a policy; another quote is refused with its number."""
-    from quotes.models import Policy
+    from policies.models import Policy
     from quotes.services import issuance
 
     request = quoted_request(agents["ACENTE1"], "trafik", samples.TRAFIK)

@@ -9,7 +9,8 @@ import pytest
 from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
-from quotes.models import InsurerQuote, Issuance, Policy
+from policies.models import Policy
+from quotes.models import InsurerQuote, Issuance
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples

@@ -13,7 +13,7 @@ from documents.models import PolicyDocument
 from documents.services import document_process
 from integrations.adapters.registry import registered_codes
 from notifications.models import Notification
-from quotes.models import Policy
+from policies.models import Policy
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples

@@ -10,9 +10,10 @@ from decimal import Decimal
 import pytest
 
 from insurehub.errors import Invalid
-from policies.models import Cancellation
+from policies import periods
+from policies.models import Cancellation, Policy
 from quotes import selectors
-from quotes.models import Issuance, Policy
+from quotes.models import Issuance
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples
@@ -35,7 +36,7 @@ def quoted(agents, code: str, product: str = "trafik", data: dict | None = None)
 
 @pytest.fixture
 def in_force(seeded_accounts):
-    today = selectors.today()
+    today = periods.today()
     return imported_policy(
         "ACENTE1",
         "anka",
@@ -73,7 +74,7 @@ def test_choosing_to_cancel_the_old_policy_issues_the_new_one_and_cancels_the_ol
 
 
 def test_a_kasko_policy_on_the_same_car_only_warns(agents, sandbox, quick_issuance_policy):
-    today = selectors.today()
+    today = periods.today()
     imported_policy(
         "ACENTE1",
         "anka",

@@ -17,7 +17,8 @@ from django.utils import timezone
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from quotes.models import Issuance, Policy
+from policies.models import Policy
+from quotes.models import Issuance
 from quotes.services import issuance as svc
 from tests.quotes.conftest import issuance_policy_override
 from tests.quotes.test_issuance import quoted, start

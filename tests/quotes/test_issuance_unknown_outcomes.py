@@ -20,7 +20,8 @@ from django.utils import timezone
 
 from integrations.models import Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from quotes.models import Issuance, Policy
+from policies.models import Policy
+from quotes.models import Issuance
 from quotes.services import issuance as svc
 from quotes.services import quote_requests
 from tests import samples

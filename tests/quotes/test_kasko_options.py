@@ -313,7 +313,7 @@ def test_a_renewal_asks_with_the_options_of_the_policys_request(agents, monkeypa
     """ "Yeniden teklif al" quotes the same cover: the options the policy was sold with go along."""
     from datetime import timedelta
 
-    from quotes import selectors
+    from policies import periods
     from quotes.services.renewals import renewal_quote_create
 
     from .policy_samples import issued_policy
@@ -325,7 +325,7 @@ def test_a_renewal_asks_with_the_options_of_the_policys_request(agents, monkeypa
         "ANK-OPT",
         product="kasko",
         data={**samples.KASKO, **chosen},
-        ends_on=selectors.today() + timedelta(days=10),
+        ends_on=periods.today() + timedelta(days=10),
     )
     renewal = renewal_quote_create(user=agents["ACENTE1"], policy_id=policy.pk)
     assert {name: renewal.input_data[name] for name in OPTIONS} == chosen

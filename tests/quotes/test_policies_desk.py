@@ -11,8 +11,9 @@ from django.test import Client
 from django.urls import reverse
 
 from customers.models import Customer
-from quotes import selectors
-from quotes.models import InsurerQuote, Policy
+from policies import periods
+from policies.models import Policy
+from quotes.models import InsurerQuote
 from quotes.services import quote_requests
 from tests import samples
 
@@ -36,7 +37,7 @@ def search(client: Client, term: str) -> tuple[str, str]:
 def portfolio(agents) -> dict[str, Policy]:
     """ACENTE1: a trafik policy ending in 10 days, a kasko one in 45, an ended one, a cancelled one;
     ACENTE2: one trafik policy ending in 10 days."""
-    today = selectors.today()
+    today = periods.today()
     ayse = Customer.objects.create(
         agency=agents["ACENTE1"].agent_profile.agency, name="Ayşe Yılmaz", identity_no="10000000146"
     )
@@ -140,7 +141,7 @@ def test_filters_by_product_insurer_status_and_period(desk, portfolio, query, ex
 
 def test_filter_by_start_date_range(desk, portfolio):
     """starts_on between the two dates (inclusive); policies without a known start are left out."""
-    today = selectors.today()
+    today = periods.today()
     start = portfolio["soon"].starts_on
     html = desk.get(
         reverse("policy_list"),
@@ -246,7 +247,7 @@ def test_request_list_filters_by_outcome(desk, requests_of_every_outcome, outcom
 
 
 def test_request_list_filters_by_product_and_date(desk, requests_of_every_outcome):
-    today = selectors.today()
+    today = periods.today()
     kasko = desk.get(reverse("quote_request_list"), {"urun": "kasko"}).content.decode()
     assert outcomes(kasko) == ["teklif"]
     todays = desk.get(reverse("quote_request_list"), {"tarih_min": today.isoformat(), "tarih_max": today.isoformat()})
@@ -294,7 +295,7 @@ def test_no_warning_on_the_request_the_policy_came_from(desk, portfolio):
 
 def test_no_warning_for_ended_cancelled_other_product_or_other_agency(desk, other_desk, agents, portfolio):
     """Only an ACTIVE policy of the same product and agency on the same plate, in the new period, warns."""
-    Policy.objects.filter(pk=portfolio["soon"].pk).update(ends_on=selectors.today() - timedelta(days=1))
+    Policy.objects.filter(pk=portfolio["soon"].pk).update(ends_on=periods.today() - timedelta(days=1))
     request = quote_requests.quote_request_create(user=agents["ACENTE1"], product="trafik", data=samples.TRAFIK)
     assert warning_for(desk, request) is None
     kasko = quote_requests.quote_request_create(
@@ -319,7 +320,7 @@ def test_policy_without_a_known_period_still_warns(desk, agents):
 def test_a_policy_starting_later_in_the_new_period_warns(desk, agents):
     """The bug a day of use found: every policy starts tomorrow, renewals included, and a banner
     that looked only at today missed them. Any overlap with the new period warns."""
-    today = selectors.today()
+    today = periods.today()
     imported_policy(
         "ACENTE1", "deniz", "DNZ-FUTURE", starts_on=today + timedelta(days=5), ends_on=today + timedelta(days=370)
     )
@@ -328,7 +329,7 @@ def test_a_policy_starting_later_in_the_new_period_warns(desk, agents):
 
 
 def test_a_policy_that_ends_the_day_the_new_one_starts_does_not_warn(desk, agents):
-    today = selectors.today()
+    today = periods.today()
     imported_policy(
         "ACENTE1", "deniz", "DNZ-ENDS", starts_on=today - timedelta(days=360), ends_on=today + timedelta(days=5)
     )

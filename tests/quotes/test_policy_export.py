@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from quotes import selectors
+from policies import periods
 
 from .policy_samples import imported_policy, issued_policy
 
@@ -22,7 +22,7 @@ EXPORT = reverse("policy_export")
 
 @pytest.fixture
 def policies(agents) -> None:
-    today = selectors.today()
+    today = periods.today()
     issued_policy(
         agents["ACENTE1"], "ANK-EXP-1", starts_on=today - timedelta(days=300), ends_on=today + timedelta(days=65)
     )
@@ -72,7 +72,7 @@ def test_xlsx_has_typed_dates_and_premiums_and_masked_ids(desk, policies):
     assert response["Content-Type"] == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
     rows = xlsx_rows(response)
     anka = next(row for row in rows if row[0] == "ANK-EXP-1")
-    assert anka[7].date() == selectors.today() - timedelta(days=300)
+    assert anka[7].date() == periods.today() - timedelta(days=300)
     assert anka[9] == 4312.5 and anka[6] == "100******46"
     assert not any("10000000146" in str(value) for row in rows for value in row)
     assert all("ANK-OTHER-AGENCY" not in row for row in rows)

@@ -11,8 +11,10 @@ from django.urls import reverse
 
 from customers.models import Customer
 from integrations.models import InsurerAccount
+from policies import periods
+from policies.models import Policy
 from quotes import selectors
-from quotes.models import Policy, QuoteRequest
+from quotes.models import QuoteRequest
 from quotes.services import quote_requests
 from quotes.services.renewals import NO_SOURCE_MESSAGE, RenewalNotPossible, renewal_quote_create
 from tests import samples
@@ -24,7 +26,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def ending(agents) -> dict[str, Policy]:
-    today = selectors.today()
+    today = periods.today()
     kasko_customer = Customer.objects.create(
         agency=agents["ACENTE1"].agent_profile.agency, name="Mehmet Kaya", identity_no="10000000146"
     )
@@ -107,7 +109,7 @@ def test_requote_of_an_imported_policy_says_why_and_creates_nothing(desk, ending
 def test_requote_of_another_agencys_policy_is_not_found(desk, agents, ending):
     before = QuoteRequest.objects.count()
     assert desk.post(reverse("renewal_quote", args=[ending["other_agency"].pk])).status_code == 404
-    other_issued = issued_policy(agents["ACENTE2"], "ANK-OTHER-ISSUED", ends_on=selectors.today())
+    other_issued = issued_policy(agents["ACENTE2"], "ANK-OTHER-ISSUED", ends_on=periods.today())
     assert desk.post(reverse("renewal_quote", args=[other_issued.pk])).status_code == 404
     assert QuoteRequest.objects.count() == before + 1  # only the fixture's own request
 
@@ -150,7 +152,7 @@ def test_a_renewal_starts_the_day_the_old_policy_ends_and_does_not_overlap_it(ag
     """The issue's day of use: a trafik policy ending in ten days, quoted again. The renewal
     starts the day the old one ends, so it does not overlap it; a request that starts tomorrow
     on the same plate does, and its issue is refused until the agent chooses."""
-    today = selectors.today()
+    today = periods.today()
     old = issued_policy(
         agents["ACENTE1"], "ANK-T-OLD", starts_on=today - timedelta(days=355), ends_on=today + timedelta(days=10)
     )

@@ -14,7 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
-from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
+from policies.models import Policy
+from quotes.models import InsurerQuote, Issuance, QuoteRequest
 from quotes.services import quote_requests
 from tests import samples
 

@@ -298,7 +298,7 @@ def bulk_policies(count: int, *, tag: str, cancelled_every: int = 0, sandbox: Ma
     insurer, so the sync has real changes to apply. Returns {policy_no: expected status}.
     """
     from integrations.models import InsurerAccount
-    from quotes.models import Policy
+    from policies.models import Policy
 
     accounts = list(
         InsurerAccount.objects.select_related("insurer", "agency").order_by("insurer__code", "agency__code")

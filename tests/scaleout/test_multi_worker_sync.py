@@ -109,7 +109,7 @@ def test_two_clusters_sync_thousands_of_policies_and_survive_a_sigkill(world, cl
         else:
             assert state == "SUBMITTED", (number, state, kind, messages[number])
             assert observed == expected[number], (number, observed)
-    from quotes.models import Policy
+    from policies.models import Policy
 
     stored = dict(Policy.objects.filter(policy_no__in=list(expected)).values_list("policy_no", "status"))
     assert stored == expected
@@ -141,7 +141,7 @@ def test_two_clusters_sync_thousands_of_policies_and_survive_a_sigkill(world, cl
 def _unknown_policies() -> set[str]:
     """A few policies no insurer knows (a malformed number): FAILED `not_found`, a dead letter."""
     from integrations.models import InsurerAccount
-    from quotes.models import Policy
+    from policies.models import Policy
 
     numbers = set()
     for account in InsurerAccount.objects.select_related("insurer", "agency").filter(agency__code="ACENTE1"):

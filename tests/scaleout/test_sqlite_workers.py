@@ -29,7 +29,7 @@ def test_three_worker_processes_hammer_one_sqlite_file(worker_env, seeded_accoun
     from django.db import connection
 
     from integrations.models import Attempt, RetryBudgetBucket, SendRateState
-    from quotes.models import Policy
+    from policies.models import Policy
     from sync.models import SyncItem, SyncRun
 
     if connection.vendor != "sqlite":

@@ -9,7 +9,8 @@ import pytest
 from integrations.adapters.registry import registered_codes
 from integrations.models import Insurer, InsurerAccount, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from quotes.models import Issuance, Policy
+from policies.models import Policy
+from quotes.models import Issuance
 from tests.work.sends import hold_work_sends
 
 CODES = registered_codes()

@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from agencies.models import Agency
 from integrations.models import InsurerAccount
-from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
+from policies.models import Policy
+from quotes.models import InsurerQuote, Issuance, QuoteRequest
 from sync import services as svc
 from sync.models import SyncItem, SyncRun
 from tests.conftest import REPO_ROOT, wait_until

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from integrations.calling.channel import WORKER_STOPPED
 from integrations.models import Attempt
-from quotes.models import Policy
+from policies.models import Policy
 from sync import services as svc
 from sync.models import SyncItem, SyncRun
 from work import services as work

@@ -29,7 +29,8 @@ from integrations.adapters.registry import registered_codes
 from integrations.calling.channel import WORKER_STOPPED
 from integrations.models import Attempt, Insurer, OperationPolicy
 from integrations.retry_policies import clear_policy_cache
-from quotes.models import Issuance, Policy
+from policies.models import Policy
+from quotes.models import Issuance
 from quotes.services import issuance as issuance_services
 from quotes.services import quote_requests
 from sync.models import SyncItem, SyncRun

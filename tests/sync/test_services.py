@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from integrations.adapters.registry import registered_codes
 from integrations.models import InsurerAccount
-from quotes.models import Policy
+from policies.models import Policy
 from sync import services as svc
 from sync.models import SyncItem, SyncRun
 from work.item import OPEN_STATES

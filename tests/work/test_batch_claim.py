@@ -14,7 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from integrations.models import InsurerAccount
-from quotes.models import Policy
+from policies.models import Policy
 from sync.models import SyncItem, SyncRun
 from work.item import WorkState
 from work.services import (

@@ -198,7 +198,7 @@ def test_a_durable_record_built_from_an_echoing_answer_keeps_no_credential(seede
     `error_message` and `raw_answer` are scrubbed like the attempt log."""
     from integrations.calling.calls import endpoint_for_account
     from integrations.models import Attempt, InsurerAccount
-    from quotes.models import Policy
+    from policies.models import Policy
     from sync.models import SyncItem, SyncRun
     from sync.services import sync_item_process
 

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
 from integrations.adapters.registry import registered_codes
-from quotes.models import InsurerQuote, Issuance, Policy, QuoteRequest
+from policies.models import Policy
+from quotes.models import InsurerQuote, Issuance, QuoteRequest
 from quotes.services.issuance import issuance_process
 from quotes.services.quote_requests import insurer_quote_fetch
 from quotes.validation import PRODUCT_FIELDS

@@ -8,8 +8,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from customers.models import Customer
-from quotes import selectors
-from quotes.models import Policy, QuoteRequest
+from policies import periods
+from policies.models import Policy
+from quotes.models import QuoteRequest
 from quotes.services.renewals import NO_SOURCE_MESSAGE
 from tests.conftest import api_as
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def policies(agents) -> dict[str, Policy]:
-    today = selectors.today()
+    today = periods.today()
     customer = Customer.objects.create(
         agency=agents["ACENTE1"].agent_profile.agency, name="Ayşe Yılmaz", identity_no="10000000146"
     )
@@ -69,7 +70,7 @@ def test_list_filters(agents, policies, query, expected):
 
 
 def test_list_filter_by_start_date(agents, policies):
-    today = selectors.today().isoformat()
+    today = periods.today().isoformat()
     body = api_as(agents["ACENTE1"]).get("/api/policies/", {"starts_from": today, "starts_to": today}).json()
     assert numbers(body) == ["CNR-API-LATER"]
 

@@ -8,10 +8,9 @@ import pytest
 
 from integrations.answers.results import Policy as PolicyResult
 from integrations.answers.results import PolicyStatus
-from quotes.models import Policy
-from quotes.services.policies import policy_period_store
-
-from .policy_samples import imported_policy
+from policies.models import Policy
+from policies.periods import policy_period_store
+from tests.quotes.policy_samples import imported_policy
 
 pytestmark = pytest.mark.django_db
 
