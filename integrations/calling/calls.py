@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from insurehub.dbpool import sleep_released
 from integrations.adapters.registry import adapter_class
 from integrations.answers.taxonomy import InsurerError
 from integrations.attempts.recording import AttemptRecorder, DatabaseRecorder
 from integrations.calling.channel import CallContext, Channel
-from integrations.calling.engine import IssuanceHistory, Outcome, RetryBudget, SendRate, run_operation
+from integrations.calling.engine import IssuanceHistory, Outcome, RetryBudget, SendRate, Tries, run_operation
 from integrations.models import Insurer, InsurerAccount
 from integrations.operations import OPERATION_PRODUCT, Operation
 from integrations.pacing.retry_budget import SharedRetryBudget
@@ -151,22 +152,17 @@ def insurer_operation_run(
     )
     channel = Channel(base_url=endpoint.base_url, context=context, recorder=recorder, error_table=cls.error_table)
     adapter = cls(channel=channel, credentials=endpoint.credentials)
-    kwargs: dict[str, Any] = {}
-    if sleep is not None:
-        kwargs["sleep"] = sleep
-    return run_operation(
-        adapter=adapter,
-        operation=op.value,
-        data=data,
+    tries = Tries(
         policy=policy_for(endpoint.insurer_code, op.value),
         recorder=recorder,
-        reference=reference,
-        history=history,
         budget=budget or SharedRetryBudget(),
         send_rate=send_rate or SharedSendRate(contracted_rate=endpoint.contracted_rate),
         on_retry=on_retry,
         attempt_limit=attempt_limit,
         attempt_offset=attempt_offset,
         budget_spent=budget_spent,
-        **kwargs,
+        sleep=sleep or sleep_released,
+    )
+    return run_operation(
+        adapter=adapter, operation=op.value, data=data, tries=tries, reference=reference, history=history
     )

@@ -18,7 +18,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception
@@ -279,175 +279,147 @@ class _RetryRefused(Exception):
         self.error = error
 
 
+@dataclass(frozen=True)
+class Tries:
+    """How one operation is tried, handed to the engine as one value: its retry policy, where
+    each attempt is written, the retry budget and send rate it shares with every worker, how it
+    sleeps, and — for a durable record, whose state machine is the retry layer — where this run
+    stands among the record's tries.
+
+    `attempt_limit=1` is for durable background records: their state machine writes
+    `next_attempt_at` from `next_wait`, so the engine must not retry too. `attempt_offset` is
+    how many tries the record already had: attempt numbers continue from there, and only the
+    very first try counts as a first attempt for the retry budget. `budget_spent` says the
+    caller paid for this first call from the retry budget (a durable retry); like the engine's
+    own retries, it is refunded if it succeeds.
+    """
+
+    policy: RetryPolicy
+    recorder: AttemptRecorder
+    budget: RetryBudget = field(default_factory=UnlimitedBudget)
+    send_rate: SendRate = field(default_factory=UnpacedRate)
+    sleep: Callable[[float], None] = sleep_released
+    rng: random.Random | None = None
+    on_retry: Callable[[int, InsurerError, float], None] | None = None
+    attempt_limit: int | None = None
+    attempt_offset: int = 0
+    budget_spent: bool = False
+
+
 def run_operation(
     *,
     adapter: InsurerAdapter,
     operation: str,
     data: Mapping[str, Any],
-    policy: RetryPolicy,
-    recorder: AttemptRecorder,
+    tries: Tries,
     reference: str = "",
     history: IssuanceHistory | None = None,
-    budget: RetryBudget | None = None,
-    send_rate: SendRate | None = None,
-    sleep: Callable[[float], None] = sleep_released,
-    rng: random.Random | None = None,
-    on_retry: Callable[[int, InsurerError, float], None] | None = None,
-    attempt_limit: int | None = None,
-    attempt_offset: int = 0,
-    budget_spent: bool = False,
 ) -> Outcome:
     """Run `operation` until it succeeds, fails for good, or its policy says stop.
 
-    `history` is what an issuance's earlier tries left (see `IssuanceHistory`); none for a
-    first send.
-
-    `attempt_limit=1` is for durable background records: their state machine is the retry
-    layer (it writes `next_attempt_at` from `next_wait`), so the engine must not retry too.
-    `attempt_offset` is how many tries the record already had: attempt numbers continue from
-    there, and only the very first try counts as a first attempt for the retry budget.
-    `budget_spent` says the caller paid for this first call from the retry budget (a durable
-    retry); like the engine's own retries, it is refunded if it succeeds.
+    `history` is what an issuance's (or a cancellation's) earlier tries left (see
+    `IssuanceHistory`); none for a first send.
     """
     op = Operation(operation)
-    budget = budget or UnlimitedBudget()
-    send_rate = send_rate or UnpacedRate()
-    channel = adapter.channel
-    ctx = channel.context
-    ctx.deadline_at = time.monotonic() + policy.deadline
-    ctx.attempt_timeout = policy.attempt_timeout
-    counters = _Counters()
     history = history or IssuanceHistory()
+    counters = _Counters()
     counters.maybe_committed = history.maybe_sent
     if history.maybe_sent:
         ago = history.last_sent_ago if history.last_sent_ago is not None else 0.0
         counters.last_sent_at = time.monotonic() - ago
-    counters.budget_spent = budget_spent
-    money: _Issuance | _Cancellation | None = None
+    counters.budget_spent = tries.budget_spent
+    call: _OneCall | _Issuance | _Cancellation
     if op is Operation.ISSUE_POLICY:
-        money = _Issuance(adapter, data, reference, policy, budget, counters, history)
+        call = _Issuance(adapter, data, reference, tries.policy, tries.budget, counters, history)
     elif op is Operation.CANCEL_POLICY:
-        money = _Cancellation(adapter, data, reference, counters, history)
+        call = _Cancellation(adapter, data, reference, counters, history)
+    else:
+        call = _OneCall(adapter, op, data)
+    return _OperationRun(adapter, call, tries, counters).outcome()
 
-    def attempt_once(engine_attempt: int) -> Quote | Address | Policy | Document | Cancellation | PolicyListing:
-        attempt_no = attempt_offset + engine_attempt
-        ctx.attempt_no = attempt_no
+
+class _OneCall:
+    """An operation that moves no money (a quote, an address, a status, a document, a list):
+    each try is the adapter's call, and a failure says all there is to know about it."""
+
+    moves_money = False
+
+    def __init__(self, adapter: InsurerAdapter, op: Operation, data: Mapping[str, Any]) -> None:
+        self.adapter, self.op, self.data = adapter, op, data
+
+    def attempt(self) -> Quote | Address | Policy | Document | Cancellation | PolicyListing:
+        return self.adapter.run(self.op.value, self.data)
+
+
+class _OperationRun:
+    """One run of one operation: tenacity's loop, with this run's decisions as its hooks —
+    what an attempt counts for (`_attempt`), how long to wait (`_wait`), whether to try again
+    (`_stop`), what is written before sleeping (`_before_sleep`) — and what the run came to."""
+
+    def __init__(
+        self, adapter: InsurerAdapter, call: _OneCall | _Issuance | _Cancellation, tries: Tries, counters: _Counters
+    ) -> None:
+        self.call, self.tries, self.counters = call, tries, counters
+        self.channel = adapter.channel
+        self.ctx = self.channel.context
+        self.ctx.deadline_at = time.monotonic() + tries.policy.deadline
+        self.ctx.attempt_timeout = tries.policy.attempt_timeout
+
+    def outcome(self) -> Outcome:
+        tries, channel = self.tries, self.channel
+        # Every exchange of this run is paced (the channel calls the pacer), helper calls included.
+        # A durable record's try (attempt_limit=1) waits for a slot no longer than one attempt's
+        # timeout: its lease is sized for a few requests, not for a wait up to a long deadline, and
+        # a record refused here goes PENDING until its slot, holding no worker meanwhile.
+        previous_pacer = channel.pacer
+        channel.pacer = _SendRatePacer(
+            tries.send_rate,
+            self.ctx.account_key,
+            tries.policy,
+            max_slot_wait=tries.policy.attempt_timeout if tries.attempt_limit == 1 else None,
+        )
+        retrying = Retrying(
+            stop=self._stop,
+            wait=self._wait,
+            retry=retry_if_exception(
+                lambda exc: isinstance(exc, InsurerError) and exc.error_class is not ErrorClass.PERMANENT
+            ),
+            before_sleep=self._before_sleep,
+            sleep=tries.sleep,
+            reraise=True,
+        )
+        attempts = 0
         try:
-            result = money.attempt() if money is not None else adapter.run(op.value, data)
-        except InsurerError as error:
-            counters.budget_spent = False  # a failed retry keeps its unit spent
-            # A call refused locally for want of a send slot never reached the insurer: it says
-            # nothing about the insurer's health, so the retry budget does not count it.
-            if attempt_no == 1 and not error.is_local_refusal:
-                budget.record_first_attempt(ctx.insurer_code, ok=False, ratio=policy.retry_budget_ratio)
-            counters.previous_error, counters.last_error = counters.last_error, error
-            if is_wait_not_failure(error):
-                counters.throttles += 1
-            else:
-                counters.failures += 1
-            raise
-        # The insurer answered yes: a failed budget write must not turn that into a crash (an
-        # issuance's policy would look unknown and be asked about again for nothing).
-        try:
-            if attempt_no == 1:
-                budget.record_first_attempt(ctx.insurer_code, ok=True, ratio=policy.retry_budget_ratio)
-            if counters.budget_spent:
-                budget.refund(ctx.insurer_code)
-        except Exception as exc:
-            logger.error(
-                "insurer=%s: retry budget unavailable, success not counted: %r", ctx.insurer_code, exc, exc_info=True
+            for attempt in retrying:
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    result = self._attempt(attempts)
+            return Outcome(result=result, error=None, attempts=attempts, http_status=channel.last_http_status)
+        except _RetryRefused as refused:
+            # The lookup said "not issued" (final), and the re-send it cleared was refused: nothing
+            # is at the insurer, so this is a plain failure with its reason.
+            tries.recorder.annotate_wait(0.0, "retry-refused:budget")
+            return Outcome(
+                result=None,
+                error=refused.error,
+                attempts=attempts,
+                stop_reason="retry-budget",
+                http_status=refused.error.http_status,
             )
-        return result
+        except InsurerError as error:
+            return self._failed(error, attempts)
+        finally:
+            channel.pacer = previous_pacer
+            tries.recorder.flush()
 
-    def wait(state: RetryCallState) -> float:
-        error = counters.last_error
-        assert error is not None
-        return next_wait(policy, failures=counters.failures, error=error, rng=rng).seconds
-
-    def stop(state: RetryCallState) -> bool:
-        error = counters.last_error
-        assert error is not None
-        reason = may_retry(
-            policy,
-            error=error,
-            attempts=state.attempt_number,
-            failures=counters.failures,
-            throttles=counters.throttles,
-        )
-        if not reason and attempt_limit is not None and state.attempt_number >= attempt_limit:
-            reason = "attempt-limit"
-        remaining = channel.remaining()
-        if not reason and remaining is not None and state.upcoming_sleep >= remaining - 0.05:
-            reason = "deadline"
-        if not reason and error.is_local_refusal:
-            # The account's next slot lies beyond what is left: after that wait no time would be
-            # left to send, so a retry can never fit. The agent is told "busy" now, not later.
-            reason = "deadline"
-        # A throttle retry is paced by the insurer itself, and a lookup is not a retry: only a
-        # failure retry that sends again spends budget (an issuance pays when it re-sends).
-        if not reason and not is_wait_not_failure(error) and not (money and counters.maybe_committed):
-            if budget.try_spend(ctx.insurer_code):
-                counters.budget_spent = True
-            else:
-                reason = "retry-budget"
-        counters.stop_reason = reason
-        if reason == "retry-budget":
-            recorder.annotate_wait(0.0, "retry-refused:budget")
-        return bool(reason)
-
-    def before_sleep(state: RetryCallState) -> None:
-        """Write the chosen wait on the failed attempt's row before sleeping, so it is never lost."""
-        error = counters.last_error
-        assert error is not None
-        why = f"signal:{error.wait.source}" if error.wait else "backoff:full-jitter"
-        recorder.annotate_wait(state.upcoming_sleep, why)
-        recorder.flush()
-        if on_retry is not None:
-            on_retry(state.attempt_number + 1, error, state.upcoming_sleep)
-
-    # Every exchange of this run is paced (the channel calls the pacer), helper calls included.
-    # A durable record's try (attempt_limit=1) waits for a slot no longer than one attempt's
-    # timeout: its lease is sized for a few requests, not for a wait up to a long deadline, and
-    # a record refused here goes PENDING until its slot, holding no worker meanwhile.
-    previous_pacer = channel.pacer
-    channel.pacer = _SendRatePacer(
-        send_rate, ctx.account_key, policy, max_slot_wait=policy.attempt_timeout if attempt_limit == 1 else None
-    )
-    retrying = Retrying(
-        stop=stop,
-        wait=wait,
-        retry=retry_if_exception(
-            lambda exc: isinstance(exc, InsurerError) and exc.error_class is not ErrorClass.PERMANENT
-        ),
-        before_sleep=before_sleep,
-        sleep=sleep,
-        reraise=True,
-    )
-    attempts = 0
-    try:
-        for attempt in retrying:
-            with attempt:
-                attempts = attempt.retry_state.attempt_number
-                result = attempt_once(attempts)
-        return Outcome(result=result, error=None, attempts=attempts, http_status=channel.last_http_status)
-    except _RetryRefused as refused:
-        # The lookup said "not issued" (final), and the re-send it cleared was refused: nothing
-        # is at the insurer, so this is a plain failure with its reason.
-        recorder.annotate_wait(0.0, "retry-refused:budget")
-        return Outcome(
-            result=None,
-            error=refused.error,
-            attempts=attempts,
-            stop_reason="retry-budget",
-            http_status=refused.error.http_status,
-        )
-    except InsurerError as error:
+    def _failed(self, error: InsurerError, attempts: int) -> Outcome:
+        counters = self.counters
         not_sent = error.provider_code == "DEADLINE_EXCEEDED" or error.is_local_refusal
         if not_sent and counters.previous_error is not None:
             # The deadline struck (or no send slot fitted before it) before anything was sent in
             # this try: report what the insurer last said.
             error, attempts = counters.previous_error, attempts - 1
-        unknown = money is not None and counters.maybe_committed
+        unknown = self.call.moves_money and counters.maybe_committed
         if unknown:
             # Whatever the last answer was, a policy may exist: never a permanent failure.
             error = _outcome_still_unknown(error)
@@ -459,9 +431,84 @@ def run_operation(
             http_status=error.http_status,
             outcome="unknown" if unknown else "",
         )
-    finally:
-        channel.pacer = previous_pacer
-        recorder.flush()
+
+    def _attempt(self, engine_attempt: int) -> Quote | Address | Policy | Document | Cancellation | PolicyListing:
+        tries, counters, insurer_code = self.tries, self.counters, self.ctx.insurer_code
+        attempt_no = tries.attempt_offset + engine_attempt
+        self.ctx.attempt_no = attempt_no
+        try:
+            result = self.call.attempt()
+        except InsurerError as error:
+            counters.budget_spent = False  # a failed retry keeps its unit spent
+            # A call refused locally for want of a send slot never reached the insurer: it says
+            # nothing about the insurer's health, so the retry budget does not count it.
+            if attempt_no == 1 and not error.is_local_refusal:
+                tries.budget.record_first_attempt(insurer_code, ok=False, ratio=tries.policy.retry_budget_ratio)
+            counters.previous_error, counters.last_error = counters.last_error, error
+            if is_wait_not_failure(error):
+                counters.throttles += 1
+            else:
+                counters.failures += 1
+            raise
+        # The insurer answered yes: a failed budget write must not turn that into a crash (an
+        # issuance's policy would look unknown and be asked about again for nothing).
+        try:
+            if attempt_no == 1:
+                tries.budget.record_first_attempt(insurer_code, ok=True, ratio=tries.policy.retry_budget_ratio)
+            if counters.budget_spent:
+                tries.budget.refund(insurer_code)
+        except Exception as exc:
+            logger.error(
+                "insurer=%s: retry budget unavailable, success not counted: %r", insurer_code, exc, exc_info=True
+            )
+        return result
+
+    def _wait(self, state: RetryCallState) -> float:
+        error = self.counters.last_error
+        assert error is not None
+        return next_wait(self.tries.policy, failures=self.counters.failures, error=error, rng=self.tries.rng).seconds
+
+    def _stop(self, state: RetryCallState) -> bool:
+        tries, counters = self.tries, self.counters
+        error = counters.last_error
+        assert error is not None
+        reason = may_retry(
+            tries.policy,
+            error=error,
+            attempts=state.attempt_number,
+            failures=counters.failures,
+            throttles=counters.throttles,
+        )
+        if not reason and tries.attempt_limit is not None and state.attempt_number >= tries.attempt_limit:
+            reason = "attempt-limit"
+        remaining = self.channel.remaining()
+        if not reason and remaining is not None and state.upcoming_sleep >= remaining - 0.05:
+            reason = "deadline"
+        if not reason and error.is_local_refusal:
+            # The account's next slot lies beyond what is left: after that wait no time would be
+            # left to send, so a retry can never fit. The agent is told "busy" now, not later.
+            reason = "deadline"
+        # A throttle retry is paced by the insurer itself, and a lookup is not a retry: only a
+        # failure retry that sends again spends budget (an issuance pays when it re-sends).
+        if not reason and not is_wait_not_failure(error) and not (self.call.moves_money and counters.maybe_committed):
+            if tries.budget.try_spend(self.ctx.insurer_code):
+                counters.budget_spent = True
+            else:
+                reason = "retry-budget"
+        counters.stop_reason = reason
+        if reason == "retry-budget":
+            tries.recorder.annotate_wait(0.0, "retry-refused:budget")
+        return bool(reason)
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        """Write the chosen wait on the failed attempt's row before sleeping, so it is never lost."""
+        error = self.counters.last_error
+        assert error is not None
+        why = f"signal:{error.wait.source}" if error.wait else "backoff:full-jitter"
+        self.tries.recorder.annotate_wait(state.upcoming_sleep, why)
+        self.tries.recorder.flush()
+        if self.tries.on_retry is not None:
+            self.tries.on_retry(state.attempt_number + 1, error, state.upcoming_sleep)
 
 
 class _Issuance:
@@ -474,6 +521,8 @@ class _Issuance:
     running there; and a re-send at an insurer that does not deduplicate is a real retry, paid
     for from the budget. Until the insurer says, the outcome is unknown, never "failed".
     """
+
+    moves_money = True
 
     def __init__(
         self,
@@ -583,6 +632,8 @@ class _Cancellation:
     reference. A refusal of such a re-send answers the question only; the outcome stays
     unknown unless the insurer judged the request itself (`settles_issuance`).
     """
+
+    moves_money = True
 
     def __init__(
         self,
