@@ -19,8 +19,8 @@ What is masked, precisely:
   checksum: an address code is not personal data.
 - Longer digit runs (quote and policy numbers) are left alone.
 - What the caller names as a reference (`keep`: an insurer's policy or quote number the text
-  quotes) is left as it is, whatever digits it holds: "AK-P-3B4310-000094" holds a valid VKN
-  (`4310-000094`) by chance, and an insurer's reference is not personal data. Only text the
+  quotes) is left as it is, whatever digits it holds: "AK-P-3B0009-000094" holds a valid VKN
+  (`0009-000094`) by chance, and an insurer's reference is not personal data. Only text the
   platform composed from its own fields names them; an insurer's free text never does.
 - Where text is cut (`mask_and_cut`), it is masked *before* the cut, so a cut never leaves the
   nine leading digits of a TCKN (the last two are checksums: nine are enough to rebuild it).
@@ -95,15 +95,7 @@ def mask_identities_in_text(text: object, *, keep: Iterable[str] = ()) -> str:
         text = str(text)
     if not _DIGIT_RE.search(text):
         return text
-    spans = _kept_spans(text, keep)
-    if not spans:
-        return _NUMBER_RE.sub(_mask_number, text)
-    parts, position = [], 0
-    for start, end in spans:
-        parts += [_NUMBER_RE.sub(_mask_number, text[position:start]), text[start:end]]
-        position = end
-    parts.append(_NUMBER_RE.sub(_mask_number, text[position:]))
-    return "".join(parts)
+    return _masked_outside(text, _kept_spans(text, keep))
 
 
 def mask_and_cut(text: object, limit: int, *, keep: Iterable[str] = ()) -> str:
@@ -121,8 +113,9 @@ def mask_and_cut(text: object, limit: int, *, keep: Iterable[str] = ()) -> str:
         return _mask_edge_number(mask_identities_in_text(text[: limit + _CUT_MARGIN])[:limit])
     # Masked whole, so a reference the margin would cut in two is still seen as one; masking
     # keeps every character's place, so the references' spans hold in the masked text.
-    cut = mask_identities_in_text(text, keep=keep)[:limit]
-    if any(start < limit <= end for start, end in _kept_spans(text, keep)):
+    spans = _kept_spans(text, keep)
+    cut = _masked_outside(text, spans)[:limit]
+    if any(start < limit <= end for start, end in spans):
         return cut  # the cut ends in a reference: the digits it leaves are the reference's
     return _mask_edge_number(cut)
 
@@ -219,6 +212,18 @@ def _kept_spans(text: str, keep: Iterable[str]) -> list[tuple[int, int]]:
         return []
     pattern = re.compile("|".join(re.escape(reference) for reference in references))
     return [match.span() for match in pattern.finditer(text)]
+
+
+def _masked_outside(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` masked everywhere but inside `spans` (the kept references)."""
+    if not spans:
+        return _NUMBER_RE.sub(_mask_number, text)
+    parts, position = [], 0
+    for start, end in spans:
+        parts += [_NUMBER_RE.sub(_mask_number, text[position:start]), text[start:end]]
+        position = end
+    parts.append(_NUMBER_RE.sub(_mask_number, text[position:]))
+    return "".join(parts)
 
 
 def _mask_number(match: re.Match[str]) -> str:
