@@ -407,8 +407,9 @@ def markdown(results: dict[str, Any], plots: dict[str, str]) -> str:
         "`SharedRetryBudget`) — for background work on the durable `SyncItem` records of the nightly sync "
         "(`sync.services`), for quotes through the whole quote-request path and a real qcluster. Each scenario "
         "says which.",
-        "- Baselines use their own small per-insurer request builders (`bench/wire.py`), the same keep-alive "
-        "`requests` sessions (library retries off) and the same number of worker threads as the platform.",
+        "- Baselines use their own small per-insurer request builders (each insurer's "
+        "`sandbox/insurers/<code>/wire.py`), the same keep-alive `requests` sessions (library retries off) "
+        "and the same number of worker threads as the platform.",
         "",
         "## Targets",
         "",

@@ -1,12 +1,13 @@
 """Sandbox insurers by code, registered like the platform's adapters (``integrations/adapters/registry.py``).
 
-Each insurer module decorates its class with :func:`register`; importing the module is all it
-takes (``sandbox/__init__.py`` imports the four, a test-only insurer imports its own). Whatever
+Each insurer package decorates its class with :func:`register`; importing it is all it takes
+(``sandbox/insurers/__init__.py`` imports every package there, a test-only insurer imports its
+own). Whatever
 differs per insurer is stated on the class, not in tables keyed by the four codes elsewhere:
 ``credential_keys``, ``default_accounts``, ``prefix``, ``port_offset``, ``realistic_latency_ms``,
 ``transient_faults`` (what the cross-insurer tests inject).
 Everything that used to list the insurers (``start_all``, ``python -m sandbox``, the demo
-manifest, the tests) reads this registry, so a fifth insurer is one module and one import.
+manifest, the tests) reads this registry, so a fifth insurer is one package and one import.
 """
 
 from __future__ import annotations

@@ -239,7 +239,7 @@ def _insurer_room(dotted: str, root: str) -> str | None:
 def test_an_insurer_is_a_room_nothing_else_enters(package, root):
     """Only an insurer's own package (or module) imports it, and only the discovery in `root`'s
     `__init__` loads them all: no shared code names one insurer, so a new insurer is its
-    package and its sandbox module, nothing else edited. Whatever an insurer keeps for itself
+    package and its sandbox package, nothing else edited. Whatever an insurer keeps for itself
     (Çınar's token cache) is reached through the registry (`forget_process_state`)."""
     violations = []
     for found in package_imports(package):

@@ -4,7 +4,7 @@ A package holds the insurer's adapter (`adapter.py`, registered with
 `integrations.adapters.registry`) and its answer samples (`answer_samples.py`: one valid answer
 per kind in the insurer's own words, which the adapter fuzz breaks). Importing this package
 imports every `<code>.adapter` found here, so adding an insurer is adding its package (and its
-sandbox module, `sandbox/insurers/<code>.py`): no list of insurers is kept anywhere.
+sandbox package, `sandbox/insurers/<code>/`): no list of insurers is kept anywhere.
 """
 
 from __future__ import annotations

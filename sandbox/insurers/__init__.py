@@ -1,7 +1,9 @@
-"""Every sandbox insurer, one module each: `sandbox/insurers/<code>.py`.
+"""Every sandbox insurer, one package each: `sandbox/insurers/<code>/`.
 
-Importing this package imports every module here; each registers its class with
-`sandbox.registry.register`. A new insurer is a new module, nothing listed by hand.
+Importing this package imports every package here; each registers its class with
+`sandbox.registry.register` (its `wire` module, the hand-written clients, is imported only by
+whoever drives it: `sandbox.hand_wire.wire_module`). A new insurer is a new package, nothing
+listed by hand.
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """Ege Sigorta (test): a fifth insurer that exists only in the tests.
 
 The proof that a new insurer is its adapter package (adapter, answer samples) and its sandbox
-module, and nothing else edited (docs/adding-an-insurer.md): `tests/conftest.py` imports this package, which
-registers the adapter (`adapter.py`, in `integrations.adapters.registry`) and the sandbox
-insurer (`sandbox.py`, in `sandbox.registry`) before any test module is collected. Every test
-parametrised over `registered_codes()`, the `sandbox` fixture's servers and the seeded accounts
-then include it; nothing in the product imports it, and the demo (`scripts/run.sh`, `python -m
-sandbox`, the benchmarks' own processes) never sees it.
+package, and nothing else edited (docs/adding-an-insurer.md): `tests/conftest.py` imports this
+package, which registers the adapter (`adapter.py`, in `integrations.adapters.registry`) and
+the sandbox insurer (`sandbox/`, in `sandbox.registry`; the contract tests find its
+hand-written `sandbox/wire.py` from there) before any test module is collected. Every test
+parametrised over `registered_codes()`, the `sandbox` fixture's servers, the sandbox's
+contract tests and the seeded accounts then include it; nothing in the product imports it,
+and the demo (`scripts/run.sh`, `python -m sandbox`, the benchmarks' own processes) never
+sees it.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import pytest
 
 from integrations.adapters.registry import registered_codes as adapter_codes
 from sandbox import DEFAULT_ACCOUNTS, fixed_port_urls, insurer_class, register, registered_codes
+from sandbox.hand_wire import wire_module
 from sandbox.insurers.anka import Anka
 from sandbox.registry import unregister
 from tests.fifth_insurer import TEST_ONLY_CODES
@@ -41,11 +42,33 @@ def test_an_insurer_that_does_not_state_its_transient_faults_is_refused_at_impor
     assert all(len(insurer_class(code).transient_faults) == 3 for code in registered_codes())
 
 
-def test_the_benchmark_has_a_plain_client_for_every_insurer() -> None:
-    """The benchmarks' baseline clients (`bench.wire`) speak each shipped insurer's wire by hand."""
-    from bench.wire import WIRES
+def test_every_insurer_has_its_hand_written_wire_beside_its_sandbox() -> None:
+    """The baselines' wire and the contract tests' clients are found with the sandbox insurer
+    (`sandbox/insurers/<code>/wire.py`), the test-only fifth included: no table lists them."""
+    from bench.wire import wire_classes
+    from tests.sandbox.cancellation_wire import CANCEL_CLIENTS
+    from tests.sandbox.sandbox_wire import CLIENTS
 
-    assert sorted(WIRES) == sorted(shipped_codes())
+    codes = registered_codes()
+    assert set(TEST_ONLY_CODES) <= set(codes)
+    for found in (wire_classes(), CLIENTS, CANCEL_CLIENTS):
+        assert list(found) == codes
+        assert all(getattr(cls, "code", None) == code for code, cls in found.items())
+    assert all(issubclass(CANCEL_CLIENTS[code], CLIENTS[code]) for code in codes)
+
+
+def test_an_insurer_without_its_hand_written_wire_is_named() -> None:
+    """A new insurer's sandbox without a `wire` module fails by name, not as a KeyError in a test."""
+
+    class Wireless(Anka):
+        code, prefix, port_offset = "wireless", "WL", 96
+
+    register(Wireless)
+    try:
+        with pytest.raises(TypeError, match="'wireless' has no hand-written wire clients"):
+            wire_module("wireless")
+    finally:
+        unregister("wireless")
 
 
 def test_ports_prefixes_and_accounts_are_stated_per_insurer_and_unique() -> None:

@@ -17,7 +17,7 @@ import requests
 from sandbox import DEFAULT_ACCOUNTS, SandboxServer, insurer_class, registered_codes, start_all, start_sandbox
 from tests.fifth_insurer import TEST_ONLY_CODES
 
-from .sandbox_wire import TRAFIK, AnkaClient, BogaziciClient, CinarClient, DenizClient
+from .sandbox_wire import TRAFIK, AnkaClient, BogaziciClient, DenizClient
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,59 +26,35 @@ def control(server: SandboxServer, method: str, path: str, body: Any = None) -> 
     return requests.request(method, f"{server.base_url}/_sandbox/{path}", json=body, timeout=5)
 
 
-def wire_status(client: Any, policy_no: str) -> str | None:
-    """The policy's status as the insurer says it on the wire, or None when it does not know it."""
-    if isinstance(client, AnkaClient):
-        response = client.request("GET", f"/v1/policies/{policy_no}")
-        return response.json()["status"] if response.status_code == 200 else None
-    if isinstance(client, BogaziciClient):
-        return client.call("PoliceSorgu", {"policy_no": policy_no}).get("Durum")
-    if isinstance(client, CinarClient):
-        body = client.call("police-durum", {"policy_no": policy_no})
-        return body["data"]["durum"] if body["success"] else None
-    assert isinstance(client, DenizClient)
-    response = client.request("GET", f"/policies/{policy_no}")
-    return response.json()["state"] if response.status_code == 200 else None
-
-
-VOCABULARY = {
-    "anka": {"ACTIVE": "ACTIVE", "CANCELLED": "CANCELLED", "EXPIRED": "EXPIRED"},
-    "bogazici": {"ACTIVE": "YURURLUKTE", "CANCELLED": "IPTAL", "EXPIRED": "SURESI_DOLDU"},
-    "cinar": {"ACTIVE": "AKTIF", "CANCELLED": "IPTAL", "EXPIRED": "BITTI"},
-    "deniz": {"ACTIVE": "IN_FORCE", "CANCELLED": "CANCELLED", "EXPIRED": "LAPSED"},
-}
-PREFIXES = {"anka": "AK", "bogazici": "BG", "cinar": "CN", "deniz": "DZ"}
-
-
 def test_seeded_policies_speak_each_insurers_vocabulary(client: Any) -> None:
     """Seed, read, change over HTTP: the wire shows the insurer's own status words."""
     server = client.server
-    policy_no = f"{PREFIXES[client.code]}-P-700001"
+    policy_no = f"{client.server.insurer.prefix}-P-700001"
     assert (
         control(server, "POST", "policies", {"policies": [{"policy_no": policy_no, "status": "ACTIVE"}]}).status_code
         == 200
     )
-    assert wire_status(client, policy_no) == VOCABULARY[client.code]["ACTIVE"]
+    assert client.status_word(policy_no) == client.status_words["ACTIVE"]
     for status in ("CANCELLED", "EXPIRED"):
         assert control(server, "POST", f"policies/{policy_no}", {"status": status}).status_code == 200
-        assert wire_status(client, policy_no) == VOCABULARY[client.code][status]
+        assert client.status_word(policy_no) == client.status_words[status]
     assert server.state.counts()["issued_total"] == 0  # seeded, not issued
 
 
 def test_unknown_policies_are_active_when_known_policies_only_is_off(client: Any) -> None:
-    prefix = PREFIXES[client.code]
-    assert wire_status(client, f"{prefix}-P-123456") is None
+    prefix = client.server.insurer.prefix
+    assert client.status_word(f"{prefix}-P-123456") is None
     assert (
         control(client.server, "PUT", "config", {"known_policies_only": False}).json()["known_policies_only"] is False
     )
-    assert wire_status(client, f"{prefix}-P-123456") == VOCABULARY[client.code]["ACTIVE"]
-    assert wire_status(client, "XX-P-123456") is None  # another insurer's number is not well-formed here
+    assert client.status_word(f"{prefix}-P-123456") == client.status_words["ACTIVE"]
+    assert client.status_word("XX-P-123456") is None  # another insurer's number is not well-formed here
 
 
 def test_issued_policies_can_be_cancelled_through_the_control_api(anka: AnkaClient) -> None:
     policy_no = anka.issue(anka.quote_no()).json()["policy_no"]
     control(anka.server, "POST", f"policies/{policy_no}", {"status": "CANCELLED"})
-    assert wire_status(anka, policy_no) == "CANCELLED"
+    assert anka.status_word(policy_no) == "CANCELLED"
     assert control(anka.server, "POST", "policies/AK-P-000000", {"status": "CANCELLED"}).status_code == 404
     assert control(anka.server, "POST", f"policies/{policy_no}", {"status": "GONE"}).status_code == 400
 
@@ -161,15 +137,7 @@ def test_accounts_can_be_added_with_their_own_rate(client: Any) -> None:
     credentials = {key: f"{value}-new" for key, value in template.items()}
     body = {"accounts": [{"credentials": credentials, "agency_code": "ACENTE3", "rate_per_second": 0.2, "burst": 2}]}
     assert control(client.server, "POST", "accounts", body).status_code == 200
-    if code == "anka":
-        responses = [client.trafik_quote(api_key=credentials["api_key"]) for _ in range(3)]
-    elif code == "bogazici":
-        responses = [client.trafik_quote(login=(credentials["username"], credentials["password"])) for _ in range(3)]
-    elif code == "cinar":
-        token = client.token((credentials["client_id"], credentials["client_secret"]))
-        responses = [client.trafik_quote(token=token) for _ in range(2)]
-    else:
-        responses = [client.trafik_quote(auth=(credentials["username"], credentials["password"])) for _ in range(3)]
+    responses = client.calls_as(credentials, 3)  # the third over its burst of 2
     counts = client.server.state.counts()
     assert counts["received_by_account"]["ACENTE3"] == 3 and counts["total_throttled"] == 1
     assert responses[0].status_code == 200

@@ -36,17 +36,6 @@ def wait_until(condition: Callable[[], bool], timeout: float = SLOW_SECONDS + 2)
         time.sleep(0.05)
 
 
-def policy_is_active(client: Any, policy_no: str) -> bool:
-    """policy_status on the wire, in each insurer's words."""
-    if client.code == "anka":
-        return client.request("GET", f"/v1/policies/{policy_no}").json()["status"] == "ACTIVE"
-    if client.code == "bogazici":
-        return client.call("PoliceSorgu", {"policy_no": policy_no})["Durum"] == "YURURLUKTE"
-    if client.code == "cinar":
-        return client.call("police-durum", {"policy_no": policy_no})["data"]["durum"] == "AKTIF"
-    return client.request("GET", f"/policies/{policy_no}").json()["state"] == "IN_FORCE"
-
-
 def issue_times_out(client: Any, quote_no: str, **kw: Any) -> None:
     with pytest.raises(requests.exceptions.ReadTimeout):
         client.issue(quote_no, timeout=READ_TIMEOUT, **kw)
@@ -63,7 +52,7 @@ def test_slow_issue_commits_after_the_client_gave_up(client: Any) -> None:
     assert policies_by_quote(client) == {}  # still sleeping at the insurer
     wait_until(lambda: bool(policies_by_quote(client)))
     (policy_no,) = policies_by_quote(client)[quote_no]
-    assert policy_is_active(client, policy_no)
+    assert client.status_word(policy_no) == client.status_words["ACTIVE"]
     assert client.server.state.counts()["received"]["issue_policy"] == 1
 
 

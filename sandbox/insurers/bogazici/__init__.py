@@ -25,11 +25,11 @@ from xml.sax.saxutils import escape
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
-from .. import domain
-from ..core import BUSINESS_OPERATIONS, Account, FaultRule
-from ..domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money, validate
-from ..insurer import Call, Insurer, Request, Response, ceil_seconds, gateway_page
-from ..registry import register
+from ... import domain
+from ...core import BUSINESS_OPERATIONS, Account, FaultRule
+from ...domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money, validate
+from ...insurer import Call, Insurer, Request, Response, ceil_seconds, gateway_page
+from ...registry import register
 
 SOAP_NS = "http://schemas.xmlsoap.org/soap/envelope/"
 B_NS = "urn:bogazici"

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, ClassVar
 
-from .. import domain
-from ..core import BUSINESS_OPERATIONS, Account, FaultRule, SandboxState
-from ..domain import (
+from ... import domain
+from ...core import BUSINESS_OPERATIONS, Account, FaultRule, SandboxState
+from ...domain import (
     DECLINED_PAYMENT_TOKEN,
     OPERATION_FIELDS,
     DocumentNotReady,
@@ -37,9 +37,9 @@ from ..domain import (
     money,
     validate,
 )
-from ..insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object, query_value
-from ..ledger import Cancellation, Policy, PolicyRequest, Quote
-from ..registry import register
+from ...insurer import Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object, query_value
+from ...ledger import Cancellation, Policy, PolicyRequest, Quote
+from ...registry import register
 
 # code -> (HTTP status, detail)
 ERRORS: dict[str, tuple[int, str]] = {

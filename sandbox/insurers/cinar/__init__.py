@@ -19,13 +19,13 @@ from datetime import date, datetime
 from email.utils import formatdate
 from typing import Any, ClassVar
 
-from .. import domain
-from ..core import BUSINESS_OPERATIONS, Account, FaultRule
-from ..domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money, validate
-from ..insurer import Call, Insurer, Request, Response, gateway_page, key_text, parse_json_object
-from ..ledger import Policy as LedgerPolicy
-from ..ledger import Quote as LedgerQuote
-from ..registry import register
+from ... import domain
+from ...core import BUSINESS_OPERATIONS, Account, FaultRule
+from ...domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money, validate
+from ...insurer import Call, Insurer, Request, Response, gateway_page, key_text, parse_json_object
+from ...ledger import Policy as LedgerPolicy
+from ...ledger import Quote as LedgerQuote
+from ...registry import register
 
 API = "/api/v2/"
 ISLEM: dict[str, str] = {

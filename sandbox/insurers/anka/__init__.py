@@ -10,12 +10,12 @@ import json
 import re
 from typing import Any, ClassVar
 
-from .. import domain
-from ..core import BUSINESS_OPERATIONS, Account, FaultRule
-from ..domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money
-from ..insurer import JSON, Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object, query_value
-from ..ledger import Cancellation, Policy, Quote
-from ..registry import register
+from ... import domain
+from ...core import BUSINESS_OPERATIONS, Account, FaultRule
+from ...domain import DocumentNotReady, InvalidField, Refusal, iso_utc, money
+from ...insurer import JSON, Call, Insurer, Request, Response, ceil_seconds, key_text, parse_json_object, query_value
+from ...ledger import Cancellation, Policy, Quote
+from ...registry import register
 
 # code -> (HTTP status, message)
 ERRORS: dict[str, tuple[int, str]] = {
