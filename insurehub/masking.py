@@ -117,7 +117,10 @@ def mask_and_cut(text: object, limit: int, *, keep: Iterable[str] = ()) -> str:
     cut = _masked_outside(text, spans)[:limit]
     if any(start < limit <= end for start, end in spans):
         return cut  # the cut ends in a reference: the digits it leaves are the reference's
-    return _mask_edge_number(cut)
+    # The number the cut leaves starts after the last kept reference at the earliest: digits that
+    # run on from a reference's own (`...-000001` then `0…`) are not one number with them.
+    kept_until = max((end for _, end in spans if end <= limit), default=0)
+    return cut[:kept_until] + _mask_edge_number(cut[kept_until:])
 
 
 def decode_body(content: bytes, charset: str | None = None) -> str:
