@@ -60,3 +60,22 @@ def cpu_seconds(pids: list[int]) -> float:
         except (OSError, IndexError, ValueError):
             continue
     return total / ticks
+
+
+def session_cpu_seconds(sid: int) -> float:
+    """CPU seconds used so far by a session's processes, those that already ended included.
+
+    A server that recycles its workers (gunicorn's `--max-requests`) replaces them mid-run: the
+    pids read at the start are gone at the end and new ones took their work, so summing a fixed
+    list of pids goes down. Each member's own time plus the time of the children it has reaped
+    (fields 16 and 17: cutime, cstime) counts every process of the session once, alive or not,
+    as long as the session's leader (its master) is alive."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for _, fields in _stat_fields():
+        try:
+            if int(fields[3]) == sid:
+                total += sum(int(value) for value in fields[11:15])
+        except (IndexError, ValueError):
+            continue
+    return total / ticks

@@ -40,7 +40,7 @@ from typing import Any
 from bench.env import World, platform_account, policy_overrides_clear
 from bench.metrics import percentile
 from bench.proc import REPO_ROOT
-from bench.procfs import cpu_seconds
+from bench.procfs import session_cpu_seconds
 from bench.s3_fanout import insurer_codes, latency_config, stop_cluster
 
 AGENCY = "S10LOAD"
@@ -110,8 +110,8 @@ def run(world: World) -> dict[str, Any]:
         plan_path, out_path = raw / "s10-plan.json", raw / "s10-locust.json"
         plan_path.write_text(json.dumps({"host": base_url, "logins": logins, **p}))
         mark = world.probe.mark()
-        web_pids = _group_pids(web.pid)
-        cpu_before, started = cpu_seconds(web_pids), time.monotonic()
+        # The web's session: the serve script's gunicorn master and its workers, recycled ones too.
+        cpu_before, started = session_cpu_seconds(web.pid), time.monotonic()
         with open(logs / "s10-locust.log", "ab") as log:
             completed = subprocess.run(
                 [sys.executable, "-m", "bench.locust_desk", str(plan_path), str(out_path)],
@@ -125,7 +125,7 @@ def run(world: World) -> dict[str, Any]:
         if completed.returncode != 0 or not out_path.exists():
             raise RuntimeError(f"the Locust run failed (code {completed.returncode}); see agents/s10-locust.log")
         measured = json.loads(out_path.read_text())
-        web_cpu = cpu_seconds(web_pids) - cpu_before
+        web_cpu = session_cpu_seconds(web.pid) - cpu_before
         pass_s = time.monotonic() - started
         # The agents are gone: every stream must have given its slot back (StreamLease.close).
         time.sleep(1.0)
@@ -209,13 +209,6 @@ def _start(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.P
         )
     finally:
         log.close()
-
-
-def _group_pids(pid: int) -> list[int]:
-    """The gunicorn master and its workers (the serve script `exec`s gunicorn in its own pid)."""
-    from bench.s3_fanout import _descendants
-
-    return _descendants(pid)
 
 
 def _free_port() -> int:

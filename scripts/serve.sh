@@ -22,6 +22,11 @@ PY="${PYTHON:-.venv/bin/python}"
 # workers × threads must cover the agents watching answers at once plus the pages being served:
 # 2 × 48 serves about 80 agents waiting on quotes. The timeout outlives the slowest page; SIGTERM
 # lets requests in progress finish for up to WEB_GRACEFUL_TIMEOUT seconds (a cut stream reconnects).
+# A worker is replaced after WEB_MAX_REQUESTS requests (a leak cannot grow for ever), at a point
+# spread over half of that (the jitter), so the workers are seldom replaced together: a worker
+# being replaced stops taking requests while its open streams end, and with both at once the
+# desk stalled for seconds (bench/s10_desk_load.py: p95 14.4 s against 5.1 s with none replaced,
+# at 2000 ± 200, where 200 agents make ~30 requests a second per worker).
 # The access log masks identity numbers in URLs (console/access_log.py).
 exec "$PY" -m gunicorn insurehub.wsgi:application \
     --bind "${WEB_BIND:-127.0.0.1:8000}" \
@@ -31,8 +36,8 @@ exec "$PY" -m gunicorn insurehub.wsgi:application \
     --timeout "${WEB_TIMEOUT:-60}" \
     --graceful-timeout "${WEB_GRACEFUL_TIMEOUT:-20}" \
     --keep-alive 5 \
-    --max-requests "${WEB_MAX_REQUESTS:-2000}" \
-    --max-requests-jitter 200 \
+    --max-requests "${WEB_MAX_REQUESTS:-20000}" \
+    --max-requests-jitter "$(( ${WEB_MAX_REQUESTS:-20000} / 2 ))" \
     --access-logfile - \
     --logger-class console.access_log.MaskedAccessLogger \
     --no-control-socket \
