@@ -38,7 +38,11 @@ commit and the web process's listener wakes the stream at once; target p95 ≤ 6
 runs in a child process of the bench (bench/agent.py) with `BENCH_DATABASE_URL` and
 `BENCH_REDIS_URL` set, so the desk server and the qcluster it starts inherit them; it runs the
 stream pass only (the old poll is the embedded flavour's comparison and pushes nothing). Without
-redis-server or PostgreSQL's server programs the flavour is reported as not measured.
+redis-server or PostgreSQL's server programs the flavour is reported as not measured. Each
+flavour's desk is served as it ships: the embedded one by runserver (`scripts/run.sh`), the
+PostgreSQL + Redis one by gunicorn's gthread workers (2 × 48, as `scripts/serve.sh`), so its
+fifty agents' threads share two interpreters, not one (`BENCH_SCREEN_SERVER=runserver` serves it
+by runserver instead, for a side-by-side look).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from typing import Any
 from bench.env import World, platform_account, policy_overrides_clear
 from bench.metrics import percentile, repeated
 from bench.proc import REPO_ROOT, Child, run_together
-from bench.procfs import cpu_seconds, rss_kb
+from bench.procfs import rss_kb, session_cpu_seconds
 from bench.s3_fanout import insurer_codes, latency_config, stop_cluster
 
 AGENCY = "S8SCREEN"
@@ -166,6 +170,7 @@ def run(world: World) -> dict[str, Any]:
         # A Redis database of its own: the fan-out's clusters use 0 and 1, the scale-out's 2.
         "BENCH_REDIS_URL": redis_url.rsplit("/", 1)[0] + "/3",
         "BENCH_DATABASE_URL": postgres_url,
+        "BENCH_STATIC": "whitenoise",
     }
     print("  s8 postgres-redis (PostgreSQL, Redis broker, answers pushed):", flush=True)
     _, outs = run_together([Child("s8-postgres-redis", spec, world.raw_dir, env=env)], timeout=600)
@@ -225,18 +230,14 @@ def _measure(users: list[str], p: dict[str, Any], modes: tuple[str, ...], logs: 
     try:
         cluster = _start(["manage.py", "qcluster"], env, logs / f"s8-{flavour}-qcluster.log")
         processes.append(cluster)
-        web = _start(
-            ["manage.py", "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"],
-            env,
-            logs / f"s8-{flavour}-web.log",
-        )
+        web = _start(_web_command(flavour, port), env, logs / f"s8-{flavour}-web.log")
         processes.append(web)
         base_url = f"http://127.0.0.1:{port}"
         _wait_for(f"{base_url}/giris/", web)
         _wait_for_cluster()
         out: dict[str, Any] = {"modes": {}}
         for mode in modes:
-            cpu_before, started = cpu_seconds([web.pid]), time.monotonic()
+            cpu_before, started = session_cpu_seconds(web.pid), time.monotonic()
             in_browser = min(p.get("browser_agents", p["agents"]), len(users))
             load = _HttpAgents(base_url, users[in_browser:], p, mode)
             try:
@@ -247,7 +248,7 @@ def _measure(users: list[str], p: dict[str, Any], modes: tuple[str, ...], logs: 
             s["http_agents"] = len(users) - in_browser
             s["http_requests"], s["http_errors"], s["http_error_samples"] = load.asks, len(load.errors), load.errors[:5]
             # The web server's CPU over the pass (logins included): what the stream costs it.
-            s["web_cpu_s"] = cpu_seconds([web.pid]) - cpu_before
+            s["web_cpu_s"] = session_cpu_seconds(web.pid) - cpu_before
             s["pass_s"] = time.monotonic() - started
             # Two cores shared with the browser: a busy machine shows here first.
             s["load_average_end"] = round(os.getloadavg()[0], 2)
@@ -266,6 +267,29 @@ def _measure(users: list[str], p: dict[str, Any], modes: tuple[str, ...], logs: 
         for process in reversed(processes):
             stop_cluster(process.pid)  # its own process group: SIGTERM, then SIGKILL after 1.5 s
             process.wait()
+
+
+def _web_command(flavour: str, port: int) -> list[str]:
+    """The desk server as each flavour is served: the embedded one as `scripts/run.sh` serves it
+    (runserver, one process), the PostgreSQL + Redis one as `scripts/serve.sh` does (gunicorn's
+    gthread workers, several processes sharing the change feed; static files from WhiteNoise,
+    `BENCH_STATIC=whitenoise`, since only runserver serves them itself)."""
+    if flavour == "embedded" or os.environ.get("BENCH_SCREEN_SERVER") == "runserver":
+        return ["manage.py", "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"]
+    return [
+        "-m",
+        "gunicorn",
+        "insurehub.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--worker-class",
+        "gthread",
+        "--workers",
+        os.environ.get("WEB_WORKERS", "2"),
+        "--threads",
+        os.environ.get("WEB_THREADS", "48"),
+        "--no-control-socket",
+    ]
 
 
 def _session_of(user: Any) -> str:

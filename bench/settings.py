@@ -46,6 +46,13 @@ if REDIS_URL:
 else:
     Q_CLUSTER["orm"] = "default"
 
+# The screen's PostgreSQL + Redis flavour serves the desk through gunicorn, which serves no static
+# files itself: WhiteNoise, straight from the apps' folders, as the demo settings do.
+if os.environ.get("BENCH_STATIC") == "whitenoise":
+    _security = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1  # noqa: F405
+    MIDDLEWARE = [*MIDDLEWARE[:_security], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[_security:]]  # noqa: F405
+    WHITENOISE_USE_FINDERS = True
+
 # One log line per attempt would be the loudest thing in the run: keep warnings and errors only.
 LOGGING = {
     **LOGGING,  # noqa: F405
