@@ -11,6 +11,7 @@ import tempfile
 
 from insurehub.settings import base as _product_settings
 from insurehub.settings.test import *  # noqa: F403
+from insurehub.settings.test import MIDDLEWARE as _TEST_MIDDLEWARE  # named: the screen bench extends it
 
 _path = os.environ.get("BENCH_DB_PATH") or os.path.join(tempfile.gettempdir(), f"insurehub-bench-{os.getpid()}.sqlite3")
 DATABASES = {
@@ -49,8 +50,9 @@ else:
 # The screen's PostgreSQL + Redis flavour serves the desk through gunicorn, which serves no static
 # files itself: WhiteNoise, straight from the apps' folders, as the demo settings do.
 if os.environ.get("BENCH_STATIC") == "whitenoise":
-    _security = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1  # noqa: F405
-    MIDDLEWARE = [*MIDDLEWARE[:_security], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[_security:]]  # noqa: F405
+    _security = _TEST_MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1
+    _whitenoise = "whitenoise.middleware.WhiteNoiseMiddleware"
+    MIDDLEWARE = [*_TEST_MIDDLEWARE[:_security], _whitenoise, *_TEST_MIDDLEWARE[_security:]]
     WHITENOISE_USE_FINDERS = True
 
 # One log line per attempt would be the loudest thing in the run: keep warnings and errors only.
