@@ -202,13 +202,9 @@ def _stream_slots_held() -> int:
 
 
 def _start(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen:
-    log = open(log_path, "ab")
-    try:
-        return subprocess.Popen(
-            args, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    finally:
-        log.close()
+    from bench.s8_screen import _start as start
+
+    return start(args, env, log_path)
 
 
 def _free_port() -> int:

@@ -40,7 +40,7 @@ runs in a child process of the bench (bench/agent.py) with `BENCH_DATABASE_URL` 
 stream pass only (the old poll is the embedded flavour's comparison and pushes nothing). Without
 redis-server or PostgreSQL's server programs the flavour is reported as not measured. Each
 flavour's desk is served as it ships: the embedded one by runserver (`scripts/run.sh`), the
-PostgreSQL + Redis one by gunicorn's gthread workers (2 × 48, as `scripts/serve.sh`), so its
+PostgreSQL + Redis one by `scripts/serve.sh` (gunicorn's gthread workers, 2 × 48), so its
 fifty agents' threads share two interpreters, not one (`BENCH_SCREEN_SERVER=runserver` serves it
 by runserver instead, for a side-by-side look).
 """
@@ -228,9 +228,10 @@ def _measure(users: list[str], p: dict[str, Any], modes: tuple[str, ...], logs: 
     port = _free_port()
     processes: list[subprocess.Popen] = []
     try:
-        cluster = _start(["manage.py", "qcluster"], env, logs / f"s8-{flavour}-qcluster.log")
+        cluster = _start([sys.executable, "manage.py", "qcluster"], env, logs / f"s8-{flavour}-qcluster.log")
         processes.append(cluster)
-        web = _start(_web_command(flavour, port), env, logs / f"s8-{flavour}-web.log")
+        command, server_env = _web_server(flavour, port, logs)
+        web = _start(command, {**env, **server_env}, logs / f"s8-{flavour}-web.log")
         processes.append(web)
         base_url = f"http://127.0.0.1:{port}"
         _wait_for(f"{base_url}/giris/", web)
@@ -269,27 +270,19 @@ def _measure(users: list[str], p: dict[str, Any], modes: tuple[str, ...], logs: 
             process.wait()
 
 
-def _web_command(flavour: str, port: int) -> list[str]:
-    """The desk server as each flavour is served: the embedded one as `scripts/run.sh` serves it
-    (runserver, one process), the PostgreSQL + Redis one as `scripts/serve.sh` does (gunicorn's
-    gthread workers, several processes sharing the change feed; static files from WhiteNoise,
-    `BENCH_STATIC=whitenoise`, since only runserver serves them itself)."""
+def _web_server(flavour: str, port: int, logs: Path) -> tuple[list[str], dict[str, str]]:
+    """The desk server (its command and what it adds to the environment) as each flavour is
+    served: the embedded one as `scripts/run.sh` serves it (runserver, one process), the
+    PostgreSQL + Redis one by `scripts/serve.sh` itself (gunicorn's gthread workers, several
+    processes sharing the change feed; static files from WhiteNoise, `BENCH_STATIC=whitenoise`,
+    since the bench settings are not the production ones that add it)."""
     if flavour == "embedded" or os.environ.get("BENCH_SCREEN_SERVER") == "runserver":
-        return ["manage.py", "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"]
-    return [
-        "-m",
-        "gunicorn",
-        "insurehub.wsgi:application",
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--worker-class",
-        "gthread",
-        "--workers",
-        os.environ.get("WEB_WORKERS", "2"),
-        "--threads",
-        os.environ.get("WEB_THREADS", "48"),
-        "--no-control-socket",
-    ]
+        return [sys.executable, "manage.py", "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}"], {}
+    return ["bash", "scripts/serve.sh"], {
+        "PYTHON": sys.executable,
+        "WEB_BIND": f"127.0.0.1:{port}",
+        "PROMETHEUS_MULTIPROC_DIR": str(logs / f"s8-{flavour}-prometheus"),
+    }
 
 
 def _session_of(user: Any) -> str:
@@ -307,7 +300,7 @@ def _start(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.P
     log = open(log_path, "ab")
     try:
         return subprocess.Popen(
-            [sys.executable, *args],
+            args,
             cwd=REPO_ROOT,
             env=env,
             stdout=log,

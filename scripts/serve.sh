@@ -28,6 +28,7 @@ PY="${PYTHON:-.venv/bin/python}"
 # desk stalled for seconds (bench/s10_desk_load.py: p95 14.4 s against 5.1 s with none replaced,
 # at 2000 ± 200, where 200 agents make ~30 requests a second per worker).
 # The access log masks identity numbers in URLs (console/access_log.py).
+max_requests="${WEB_MAX_REQUESTS:-20000}"
 exec "$PY" -m gunicorn insurehub.wsgi:application \
     --bind "${WEB_BIND:-127.0.0.1:8000}" \
     --worker-class gthread \
@@ -36,8 +37,8 @@ exec "$PY" -m gunicorn insurehub.wsgi:application \
     --timeout "${WEB_TIMEOUT:-60}" \
     --graceful-timeout "${WEB_GRACEFUL_TIMEOUT:-20}" \
     --keep-alive 5 \
-    --max-requests "${WEB_MAX_REQUESTS:-20000}" \
-    --max-requests-jitter "$(( ${WEB_MAX_REQUESTS:-20000} / 2 ))" \
+    --max-requests "$max_requests" \
+    --max-requests-jitter "$((max_requests / 2))" \
     --access-logfile - \
     --logger-class console.access_log.MaskedAccessLogger \
     --no-control-socket \
